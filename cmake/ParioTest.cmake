@@ -1,0 +1,71 @@
+# Test helpers.
+#
+# pario_mpi_test(NAME n SOURCES s... [NP 1 2 4] [LINK pario] [ARGS a...] [MPI_API])
+#   Builds an executable and registers one test per rank count, named n.npN.
+#   With MPI_API the program uses only the MPI API, so it is registered twice
+#   per rank count: n.system.npN runs on the system's MPI-IO (the oracle) and
+#   n.pario.npN runs the same binary with libpario-mpiio preloaded.
+#
+# Open MPI runs oversubscribed (more ranks than cores) and as root in CI.
+set(PARIO_TEST_TIMEOUT 300 CACHE STRING "seconds per test")
+
+function(pario_mpiexec_prefix out np preload)
+  if(PARIO_MPI STREQUAL "mpich")
+    set(cmd ${MPIEXEC_EXECUTABLE} -n ${np})
+    if(preload)
+      list(APPEND cmd -genv LD_PRELOAD $<TARGET_FILE:pario-mpiio>)
+    endif()
+  else()
+    set(cmd ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root --mca btl self,vader
+            -n ${np})
+    if(preload)
+      list(APPEND cmd -x LD_PRELOAD=$<TARGET_FILE:pario-mpiio>)
+    else()
+      list(APPEND cmd --mca io ompio)
+    endif()
+  endif()
+  set(${out} ${cmd} PARENT_SCOPE)
+endfunction()
+
+function(pario_mpi_test)
+  cmake_parse_arguments(T "MPI_API" "NAME" "SOURCES;NP;LINK;ARGS;LABELS" ${ARGN})
+  if(NOT T_NP)
+    set(T_NP 1 2 4)
+  endif()
+  if(PARIO_MPI STREQUAL "mpich")
+    # MPICH busy-polls: more ranks than cores makes every barrier slow.
+    list(FILTER T_NP EXCLUDE REGEX "^([3-9]|[1-9][0-9]+)$")
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  set_target_properties(${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common)
+  target_link_libraries(${T_NAME} PRIVATE MPI::MPI_C ${T_LINK})
+  if(T_MPI_API)
+    set(variants system pario)
+  else()
+    set(variants "")
+  endif()
+  foreach(np ${T_NP})
+    if(T_MPI_API)
+      foreach(v system pario)
+        if(v STREQUAL "pario")
+          pario_mpiexec_prefix(prefix ${np} ON)
+        else()
+          pario_mpiexec_prefix(prefix ${np} OFF)
+        endif()
+        set(tname ${T_NAME}.${v}.np${np})
+        add_test(NAME ${tname} COMMAND ${prefix} $<TARGET_FILE:${T_NAME}> ${T_ARGS})
+        set_tests_properties(${tname} PROPERTIES TIMEOUT ${PARIO_TEST_TIMEOUT}
+                             LABELS "${v};${T_LABELS}"
+                             ENVIRONMENT "PARIO_TEST_DIR=${CMAKE_BINARY_DIR}/testdata/${tname}")
+      endforeach()
+    else()
+      pario_mpiexec_prefix(prefix ${np} OFF)
+      set(tname ${T_NAME}.np${np})
+      add_test(NAME ${tname} COMMAND ${prefix} $<TARGET_FILE:${T_NAME}> ${T_ARGS})
+      set_tests_properties(${tname} PROPERTIES TIMEOUT ${PARIO_TEST_TIMEOUT}
+                           LABELS "${T_LABELS}"
+                           ENVIRONMENT "PARIO_TEST_DIR=${CMAKE_BINARY_DIR}/testdata/${tname}")
+    endif()
+  endforeach()
+endfunction()

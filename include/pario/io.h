@@ -1,0 +1,104 @@
+/* pario io: parallel file I/O with MPI-IO semantics.
+ *
+ * A pario_file is opened collectively over an MPI communicator. Offsets are in
+ * bytes unless stated "in etypes" (the MPI-IO convention for view-relative
+ * offsets). Access modes are MPI's MPI_MODE_* bits; hints are MPI_Info keys
+ * (ROMIO's names where they mean the same thing, pario's own prefixed pario_).
+ *
+ * Every function returns PARIO_OK or a pario_err code. Functions on an open
+ * file record the message of their last failure in the file
+ * (pario_file_last_error). Collective functions return the same code on every
+ * rank: when one rank fails, all ranks report that failure.
+ *
+ * Transfers report the number of bytes moved in *bytes (short reads at end of
+ * file report fewer bytes than requested; this is not an error).
+ */
+#ifndef PARIO_IO_H
+#define PARIO_IO_H
+
+#include <mpi.h>
+#include "pario/pario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pario_file pario_file;
+
+/* ---- open / close / file-level operations ---------------------------------- */
+
+/* Collective over comm. amode: exactly one of MPI_MODE_RDONLY, WRONLY, RDWR,
+ * plus any of CREATE, EXCL, DELETE_ON_CLOSE, UNIQUE_OPEN, SEQUENTIAL, APPEND.
+ * info may be MPI_INFO_NULL. On failure *fh is NULL and err holds the reason. */
+int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, pario_file **fh,
+                    pario_error *err);
+/* Collective. Frees the handle and sets *fh = NULL, even on error; err gets
+ * the reason for a failure (e.g. a failed flush of written data). */
+int pario_file_close(pario_file **fh, pario_error *err);
+/* Not collective. */
+int pario_file_delete(const char *path, MPI_Info info, pario_error *err);
+
+/* The last failure recorded on this file (code PARIO_OK if none). */
+const pario_error *pario_file_last_error(const pario_file *fh);
+const char *pario_file_path(const pario_file *fh);
+MPI_Comm pario_file_comm(const pario_file *fh); /* the file's private duplicate */
+
+int pario_file_sync(pario_file *fh);                          /* collective; fsync */
+int pario_file_get_size(pario_file *fh, MPI_Offset *size);    /* bytes */
+int pario_file_set_size(pario_file *fh, MPI_Offset size);     /* collective */
+int pario_file_preallocate(pario_file *fh, MPI_Offset size);  /* collective */
+int pario_file_get_amode(const pario_file *fh, int *amode);
+int pario_file_get_group(const pario_file *fh, MPI_Group *group); /* caller frees */
+int pario_file_get_info(pario_file *fh, MPI_Info *info);      /* hints in effect; caller frees */
+int pario_file_set_info(pario_file *fh, MPI_Info info);       /* collective */
+int pario_file_set_atomicity(pario_file *fh, int flag);       /* collective */
+int pario_file_get_atomicity(const pario_file *fh, int *flag);
+
+/* ---- views ------------------------------------------------------------------ */
+
+/* Collective. datarep "native" (and "internal", same layout) is supported;
+ * others give PARIO_ERR_UNSUPPORTED_DATAREP. Resets the individual file pointer
+ * to 0. The filetype must be built from the etype (its size a multiple of the
+ * etype's size) and have non-negative, monotonically non-decreasing offsets. */
+int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
+                        MPI_Datatype filetype, const char *datarep, MPI_Info info);
+/* etype and filetype are returned as the handles given to set_view, not
+ * duplicates; datarep must hold MPI_MAX_DATAREP_STRING bytes. */
+int pario_file_get_view(const pario_file *fh, MPI_Offset *disp, MPI_Datatype *etype,
+                        MPI_Datatype *filetype, char *datarep);
+
+/* Individual file pointer, in etypes relative to the view. whence is
+ * MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END. */
+int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence);
+int pario_file_get_position(const pario_file *fh, MPI_Offset *offset);
+/* Absolute byte offset of a view-relative offset in etypes. */
+int pario_file_get_byte_offset(pario_file *fh, MPI_Offset offset, MPI_Offset *disp);
+int pario_file_get_type_extent(const pario_file *fh, MPI_Datatype type, MPI_Aint *extent);
+
+/* ---- data access -------------------------------------------------------------- */
+
+/* Independent, explicit offset (in etypes, relative to the view). */
+int pario_file_read_at(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype type, MPI_Count *bytes);
+int pario_file_write_at(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype type, MPI_Count *bytes);
+/* Independent, individual file pointer (advanced by the data moved). */
+int pario_file_read(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                    MPI_Count *bytes);
+int pario_file_write(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                     MPI_Count *bytes);
+/* Collective forms: every rank of the file's communicator calls them. */
+int pario_file_read_at_all(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype type, MPI_Count *bytes);
+int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf,
+                            MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int pario_file_read_all(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Count *bytes);
+int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Count *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

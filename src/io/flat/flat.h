@@ -1,0 +1,95 @@
+/* Datatype flattening: any MPI datatype as a compact loop nest of byte blocks.
+ *
+ * A flat_type describes the data bytes of one instance of a datatype, in
+ * typemap order, as a list of nodes. A node is a block repeated `count` times
+ * `stride` bytes apart, starting at `disp`; the block is either `len` bytes
+ * (a leaf) or a whole child flat_type (whose own displacements are relative
+ * to the start of each repetition). Repetition is kept, never expanded: a
+ * vector of a million blocks is one node, so memory and time grow with the
+ * number of distinct blocks, not with the count.
+ *
+ * Built by decoding MPI_Type_get_envelope / MPI_Type_get_contents for every
+ * combiner (named, dup, contiguous, vector, hvector, indexed, hindexed,
+ * indexed_block, hindexed_block, struct, subarray, darray, resized and their
+ * nesting). Zero-length blocks are dropped. Leaves that follow one another in
+ * memory are merged where that keeps the structure compact.
+ */
+#ifndef PARIO_IO_FLAT_H
+#define PARIO_IO_FLAT_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct flat_type flat_type;
+
+typedef struct flat_node {
+    int64_t disp;            /* bytes from the start of the instance to repetition 0 */
+    int64_t count;           /* repetitions, >= 1 */
+    int64_t stride;          /* bytes between repetitions (may be negative or 0) */
+    int64_t len;             /* leaf: bytes per block; non-leaf: child->size */
+    const flat_type *child;  /* NULL for a leaf */
+} flat_node;
+
+struct flat_type {
+    int64_t size;            /* data bytes in one instance (MPI_Type_size) */
+    int64_t lb, extent;      /* MPI_Type_get_extent */
+    int64_t true_lb, true_extent;
+    int depth;               /* 1 for only leaves; 1 + max child depth otherwise */
+    bool monotonic;          /* block offsets non-decreasing and non-overlapping
+                                in typemap order (required of file types) */
+    int refs;                /* reference count; children are shared */
+    int nnodes;
+    flat_node *nodes;
+};
+
+/* The flattened form of type, cached on the datatype (an attribute, freed when
+ * the datatype is freed). The pointer stays valid until the datatype is freed
+ * or flat_release is called on a reference taken with flat_retain. Returns
+ * PARIO_OK, PARIO_ERR_TYPE (invalid/uncommitted... type) or PARIO_ERR_NO_MEM. */
+int flat_get(MPI_Datatype type, const flat_type **out);
+
+/* Build without caching (caller owns; release with flat_release). */
+int flat_build(MPI_Datatype type, flat_type **out);
+void flat_retain(const flat_type *t);
+void flat_release(const flat_type *t);
+
+/* True when one instance is `size` bytes starting at true_lb with no gaps. */
+bool flat_is_contiguous(const flat_type *t);
+
+/* Number of bytes the flattened representation occupies (for memory tests). */
+int64_t flat_footprint(const flat_type *t);
+
+/* ---- iteration ------------------------------------------------------------------
+ * An iterator walks `count` instances of a flat_type placed `extent` bytes
+ * apart from `base`, yielding (offset, len) byte extents in typemap order.
+ * Adjacent extents (one ends where the next begins) are merged. */
+typedef struct flat_iter_frame {
+    const flat_type *type;
+    int64_t origin;          /* byte address of this instance of `type` */
+    int node;                /* current node index */
+    int64_t rep;             /* current repetition within the node */
+} flat_iter_frame;
+
+typedef struct flat_iter {
+    const flat_type *type;
+    int64_t base;            /* byte address of instance 0 */
+    int64_t count;           /* instances to walk */
+    int64_t instance;        /* current instance */
+    int64_t skip;            /* bytes still to skip inside the current leaf */
+    int depth;               /* frames in use */
+    flat_iter_frame *stack;  /* type->depth frames (allocated by flat_iter_init) */
+    int64_t pend_off, pend_len; /* extent being merged, not yet returned */
+    bool done;
+} flat_iter;
+
+/* Start at data byte `skip` (0 = beginning) of the stream of `count`
+ * instances; seeking costs O(depth), not O(blocks). count may be
+ * INT64_MAX for an endless tiling (file views). Returns PARIO_ERR_NO_MEM. */
+int flat_iter_init(flat_iter *it, const flat_type *t, int64_t base, int64_t count, int64_t skip);
+/* Next extent; false when the stream is exhausted. len is at most `max`
+ * (a longer block is returned in pieces); pass INT64_MAX for no limit. */
+bool flat_iter_next(flat_iter *it, int64_t max, int64_t *off, int64_t *len);
+void flat_iter_free(flat_iter *it);
+
+#endif

@@ -1,0 +1,97 @@
+/* Minimal assertion helpers for pario's MPI test programs.
+ *
+ * A test program calls ptest_init() after MPI_Init, uses PT_CHECK / PT_EQ /
+ * PT_MPI_OK, and returns ptest_finish() from main: it prints
+ * "N passed, N failed" on rank 0 and every rank exits non-zero when any rank
+ * failed. Failures print file:line, rank and the failing expression.
+ * ptest_path(name) gives a per-test scratch path under $PARIO_TEST_DIR
+ * (or /tmp), identical on every rank. */
+#ifndef PARIO_PTEST_H
+#define PARIO_PTEST_H
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int ptest_passed, ptest_failed;
+
+static inline void ptest_check(int ok, const char *expr, const char *file, int line) {
+    if (ok) {
+        ptest_passed++;
+        return;
+    }
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    ptest_failed++;
+    fprintf(stderr, "FAIL %s:%d rank %d: %s\n", file, line, rank, expr);
+    fflush(stderr);
+}
+
+#define PT_CHECK(expr) ptest_check(!!(expr), #expr, __FILE__, __LINE__)
+#define PT_EQ(a, b) ptest_check((long long)(a) == (long long)(b), #a " == " #b, __FILE__, __LINE__)
+
+/* An MPI call that must succeed; prints the MPI error string otherwise. */
+static inline int ptest_mpi_ok(int rc, const char *expr, const char *file, int line) {
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        char text[MPI_MAX_ERROR_STRING + 256];
+        snprintf(text, sizeof text, "%s -> %s", expr, msg);
+        ptest_check(0, text, file, line);
+        return 0;
+    }
+    ptest_check(1, expr, file, line);
+    return 1;
+}
+#define PT_MPI_OK(call) ptest_mpi_ok((call), #call, __FILE__, __LINE__)
+
+/* An MPI call that must fail with the given error class. */
+static inline void ptest_mpi_class(int rc, int want, const char *expr, const char *file,
+                                   int line) {
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    char text[512];
+    snprintf(text, sizeof text, "%s: error class %d, expected %d", expr, cls, want);
+    ptest_check(cls == want, text, file, line);
+}
+#define PT_MPI_CLASS(call, cls) ptest_mpi_class((call), (cls), #call, __FILE__, __LINE__)
+
+static char ptest_dir[4096];
+
+static inline void ptest_init(void) {
+    const char *d = getenv("PARIO_TEST_DIR");
+    snprintf(ptest_dir, sizeof ptest_dir, "%s", d && *d ? d : "/tmp/pario-test");
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s'", ptest_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot create %s\n", ptest_dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Scratch file path; the same string on every rank. Not thread-safe. */
+static inline const char *ptest_path(const char *name) {
+    static char path[4400];
+    snprintf(path, sizeof path, "%s/%s", ptest_dir, name);
+    return path;
+}
+
+static inline int ptest_finish(void) {
+    int counts[2] = {ptest_passed, ptest_failed}, total[2];
+    MPI_Allreduce(counts, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        printf("%d passed, %d failed\n", total[0], total[1]);
+    MPI_Finalize();
+    return total[1] ? 1 : 0;
+}
+
+#endif

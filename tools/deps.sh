@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what pario needs on Debian 12 when it is missing. Idempotent.
+set -euo pipefail
+pkgs=(cmake make gcc g++ openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-numpy
+      python3-matplotlib)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

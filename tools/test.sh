@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds pario and runs every test suite: Open MPI (primary), the
+# AddressSanitizer+UBSan build, and MPICH (2 ranks at most).
+# Usage: tools/test.sh [quick]   (quick: Open MPI build only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/deps.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+jobs=$(nproc)
+
+run_suite() { # name, cmake args...
+  local dir="build-test-$1"; shift
+  echo "=== $dir: configure and build"
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs" >/dev/null
+  echo "=== $dir: tests"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+}
+
+run_suite openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ "${1:-}" != "quick" ]; then
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    run_suite sanitize -DCMAKE_BUILD_TYPE=Debug -DPARIO_SANITIZE=ON
+  run_suite mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARIO_MPI=mpich
+fi
