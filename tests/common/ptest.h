@@ -9,6 +9,7 @@
 #ifndef PARIO_PTEST_H
 #define PARIO_PTEST_H
 
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,13 @@ static inline void ptest_mpi_class(int rc, int want, const char *expr, const cha
     ptest_check(cls == want, text, file, line);
 }
 #define PT_MPI_CLASS(call, cls) ptest_mpi_class((call), (cls), #call, __FILE__, __LINE__)
+
+/* True when the MPI_File_* calls go to pario's drop-in (it exports
+ * pario_mpiio_active). Lets a test check pario-specific behaviour, such as
+ * error messages naming the file, that the system's MPI-IO does not promise. */
+static inline int ptest_on_pario(void) {
+    return dlsym(RTLD_DEFAULT, "pario_mpiio_active") != NULL;
+}
 
 static char ptest_dir[4096];
 
