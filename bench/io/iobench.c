@@ -1,0 +1,312 @@
+/* Shared driver for the I/O benchmark programs: options, the variant x mode loop,
+ * timing reduction, the data pattern and its verification. See iobench.h. */
+#include "iobench.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Most variants one program defines (ior has 13, noncontig 24). */
+#define IB_MAX_VARIANTS 64
+
+static const char *const mode_names[IB_NMODES] = {"cached", "durable"};
+
+typedef struct ib_options {
+    const char *dir;
+    const char *size;
+    const char *variants; /* comma-separated fnmatch patterns, NULL = all */
+    int rep;
+    int plan;
+    int modes[IB_NMODES];
+    long long max_calls;
+} ib_options;
+
+/* Calls per rank and variant when --max-calls is not given: keeps collective
+ * per-transfer patterns short on an oversubscribed machine. */
+#define IB_DEFAULT_MAX_CALLS 512
+
+void ib_mpi_check(int rc, const char *what) {
+    if (rc == MPI_SUCCESS)
+        return;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "MPI-ERROR rank %d: %s: %s\n", rank, what, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 4);
+}
+
+void *ib_alloc(size_t len) {
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, len ? len : 8) != 0) {
+        fprintf(stderr, "out of memory allocating %zu bytes\n", len);
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+    return p;
+}
+
+double ib_start(MPI_Comm comm) {
+    ib_mpi_check(MPI_Barrier(comm), "MPI_Barrier");
+    return MPI_Wtime();
+}
+
+void ib_fill(void *buf, size_t len, long long off, uint64_t salt) {
+    uint64_t *w = buf;
+    for (size_t i = 0; i < len / 8; i++)
+        w[i] = ib_word(off + (long long)(8 * i), salt);
+}
+
+long long ib_check(const void *buf, size_t len, long long off, uint64_t salt) {
+    const uint64_t *w = buf;
+    long long bad = 0;
+    for (size_t i = 0; i < len / 8; i++)
+        bad += w[i] != ib_word(off + (long long)(8 * i), salt);
+    return bad;
+}
+
+long long ib_check_fill(const void *buf, size_t len, unsigned char value) {
+    const unsigned char *b = buf;
+    long long bad = 0;
+    for (size_t i = 0; i < len; i++)
+        bad += b[i] != value;
+    return bad;
+}
+
+long long ib_parse_bytes(const char *s) {
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v < 0)
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end ? -1 : v;
+}
+
+void ib_drop_cache(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return;
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
+MPI_Info ib_info(const char *const *kv) {
+    if (!kv || !kv[0])
+        return MPI_INFO_NULL;
+    MPI_Info info;
+    ib_mpi_check(MPI_Info_create(&info), "MPI_Info_create");
+    for (; kv[0] && kv[1]; kv += 2)
+        ib_mpi_check(MPI_Info_set(info, kv[0], kv[1]), "MPI_Info_set");
+    return info;
+}
+
+/* Prints `s` as a JSON string. */
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+/* Set once the info keys of a file were printed (one INFO-KEYS line per program). */
+static int info_keys_printed;
+
+void ib_note_file(const ib_ctx *c, MPI_File fh) {
+    if (c->rank != 0 || info_keys_printed)
+        return;
+    info_keys_printed = 1;
+    MPI_Info info;
+    if (MPI_File_get_info(fh, &info) != MPI_SUCCESS)
+        return;
+    int nkeys = 0;
+    MPI_Info_get_nkeys(info, &nkeys);
+    printf("INFO-KEYS {\"keys\": [");
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        MPI_Info_get_nthkey(info, i, key);
+        printf(i ? ", " : "");
+        print_json_string(key);
+    }
+    printf("]}\n");
+    fflush(stdout);
+    MPI_Info_free(&info);
+}
+
+static void usage(const char *program) {
+    fprintf(stderr,
+            "usage: %s --dir DIR [--rep R] [--size S] [--modes cached,durable]\n"
+            "          [--variants PATTERN,...] [--max-calls N] [--plan]\n",
+            program);
+}
+
+/* Parses the common options; returns 0 or -1 on a usage error. */
+static int parse_options(int argc, char **argv, ib_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->modes[IB_CACHED] = o->modes[IB_DURABLE] = 1;
+    o->max_calls = IB_DEFAULT_MAX_CALLS;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--plan")) {
+            o->plan = 1;
+            continue;
+        }
+        if (!val)
+            return -1;
+        i++;
+        if (!strcmp(a, "--dir"))
+            o->dir = val;
+        else if (!strcmp(a, "--size"))
+            o->size = val;
+        else if (!strcmp(a, "--variants"))
+            o->variants = val;
+        else if (!strcmp(a, "--rep"))
+            o->rep = atoi(val);
+        else if (!strcmp(a, "--max-calls"))
+            o->max_calls = atoll(val);
+        else if (!strcmp(a, "--modes")) {
+            o->modes[IB_CACHED] = strstr(val, "cached") != NULL;
+            o->modes[IB_DURABLE] = strstr(val, "durable") != NULL;
+        } else
+            return -1;
+    }
+    if (o->max_calls < 1)
+        return -1;
+    return (o->plan || o->dir) ? 0 : -1;
+}
+
+/* Whether `name` matches one of the comma-separated patterns (NULL: all). */
+static int variant_selected(const char *patterns, const char *name) {
+    if (!patterns)
+        return 1;
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", patterns);
+    char *save = NULL;
+    for (char *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
+        if (fnmatch(p, name, 0) == 0)
+            return 1;
+    return 0;
+}
+
+static void print_library_info(int nranks) {
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    char *nl = strchr(lib, '\n');
+    if (nl)
+        *nl = '\0';
+    printf("INFO {\"mpi_library\": ");
+    print_json_string(lib);
+    printf(", \"ranks\": %d}\n", nranks);
+}
+
+/* Removes the variant's shared file (rank 0) and waits for it. */
+static void remove_shared_file(const ib_ctx *c) {
+    if (c->rank == 0)
+        MPI_File_delete(c->path, MPI_INFO_NULL);
+    ib_mpi_check(MPI_Barrier(c->comm), "MPI_Barrier");
+}
+
+/* Reduces one timing over the ranks and prints it; returns the words that failed
+ * verification on any rank. */
+static long long report(const ib_ctx *c, const ib_variant *v, const char *op,
+                        const ib_timing *t) {
+    double slowest = 0;
+    long long bad = 0;
+    ib_mpi_check(MPI_Reduce(&t->seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm),
+                 "MPI_Reduce");
+    ib_mpi_check(MPI_Allreduce(&t->bad, &bad, 1, MPI_LONG_LONG, MPI_SUM, c->comm),
+                 "MPI_Allreduce");
+    if (c->rank != 0)
+        return bad;
+    if (bad)
+        fprintf(stderr, "VERIFY-FAIL variant %s %s %s: %lld words differ from the pattern\n",
+                v->name, op, mode_names[c->mode], bad);
+    if (!t->skipped)
+        printf("RESULT {\"variant\": \"%s\", \"op\": \"%s\", \"mode\": \"%s\", "
+               "\"bytes\": %lld, \"seconds\": %.9f}\n",
+               v->name, op, mode_names[c->mode], v->bytes, slowest);
+    fflush(stdout);
+    fflush(stderr);
+    return bad;
+}
+
+/* Writes then reads one variant in one mode; returns the mismatching words. */
+static long long run_variant_mode(ib_ctx *c, const ib_variant *v) {
+    remove_shared_file(c);
+    ib_timing t = {0};
+    ib_mpi_check(v->write(c, v, &t), v->name);
+    report(c, v, "write", &t);
+    if (c->mode == IB_DURABLE && c->rank == 0)
+        ib_drop_cache(c->path);
+    memset(&t, 0, sizeof(t));
+    ib_mpi_check(v->read(c, v, &t), v->name);
+    long long bad = report(c, v, "read", &t);
+    remove_shared_file(c);
+    return bad;
+}
+
+int ib_main(int argc, char **argv, const char *program,
+            int (*setup)(const ib_ctx *c, ib_variant *vars, int max_vars, int *nvars)) {
+    MPI_Init(&argc, &argv);
+    ib_ctx c = {.comm = MPI_COMM_WORLD};
+    MPI_Comm_rank(c.comm, &c.rank);
+    MPI_Comm_size(c.comm, &c.nranks);
+    ib_options o;
+    if (parse_options(argc, argv, &o) != 0) {
+        if (c.rank == 0)
+            usage(program);
+        MPI_Finalize();
+        return 2;
+    }
+    c.size = o.size;
+    c.max_calls = o.max_calls;
+    snprintf(c.dir, sizeof(c.dir), "%s", o.dir ? o.dir : ".");
+    static ib_variant vars[IB_MAX_VARIANTS];
+    int nvars = 0;
+    if (setup(&c, vars, IB_MAX_VARIANTS, &nvars) != 0) {
+        if (c.rank == 0)
+            fprintf(stderr, "%s: invalid --size '%s'\n", program, o.size ? o.size : "");
+        MPI_Finalize();
+        return 2;
+    }
+    if (c.rank == 0) {
+        print_library_info(c.nranks);
+        for (int i = 0; i < nvars; i++)
+            if (variant_selected(o.variants, vars[i].name))
+                printf("PLAN {\"variant\": \"%s\", \"bytes\": %lld}\n", vars[i].name,
+                       vars[i].bytes);
+        fflush(stdout);
+    }
+    long long bad = 0;
+    for (int i = 0; i < nvars && !o.plan && !bad; i++) {
+        if (!variant_selected(o.variants, vars[i].name))
+            continue;
+        snprintf(c.path, sizeof(c.path), "%s/%s.%s.dat", c.dir, program, vars[i].name);
+        for (int m = 0; m < IB_NMODES && !bad; m++) {
+            if (!o.modes[m])
+                continue;
+            c.mode = (enum ib_mode)m;
+            c.salt = (uint64_t)o.rep * 7919u + (uint64_t)i * 31u + (uint64_t)m + 1u;
+            bad = run_variant_mode(&c, &vars[i]);
+        }
+    }
+    MPI_Finalize();
+    return bad ? 3 : 0;
+}

@@ -1,0 +1,55 @@
+/* Storage drivers: the small table of operations the io layer needs from a
+ * file system. `posix` stores a file as one file; other drivers (striping
+ * over several targets) implement the same table. */
+#ifndef PARIO_IO_DRIVER_H
+#define PARIO_IO_DRIVER_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+#include "pario/pario.h"
+
+typedef struct io_driver io_driver;
+
+/* One open file of a driver. `err` receives messages naming `path`. */
+typedef struct io_handle {
+    const io_driver *drv;
+    const char *path;  /* owned by the caller; outlives the handle */
+    int fd;            /* posix: the file descriptor */
+    int readable;      /* opened with read access (data sieving needs it for writes) */
+} io_handle;
+
+/* Flags for io_driver.open, independent of the MPI amode bits. */
+enum {
+    IO_OPEN_READ = 1 << 0,
+    IO_OPEN_WRITE = 1 << 1,
+    IO_OPEN_CREATE = 1 << 2,
+    IO_OPEN_EXCL = 1 << 3,
+};
+
+struct io_driver {
+    const char *name;
+    int (*open)(io_handle *h, const char *path, int flags, pario_error *err);
+    int (*close)(io_handle *h, pario_error *err);
+    /* Transfer exactly len bytes at off (reads may stop short at end of file:
+     * *done says how many bytes were read). */
+    int (*pread)(io_handle *h, void *buf, int64_t len, int64_t off, int64_t *done,
+                 pario_error *err);
+    int (*pwrite)(io_handle *h, const void *buf, int64_t len, int64_t off, pario_error *err);
+    /* Write iovcnt buffers to consecutive bytes starting at off. */
+    int (*pwritev)(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
+                   pario_error *err);
+    int (*sync)(io_handle *h, pario_error *err);
+    int (*get_size)(io_handle *h, int64_t *size, pario_error *err);
+    int (*set_size)(io_handle *h, int64_t size, pario_error *err);
+    int (*preallocate)(io_handle *h, int64_t size, pario_error *err);
+    /* Byte-range lock (exclusive when `write`), blocking; len 0 means to the end. */
+    int (*lock)(io_handle *h, int64_t off, int64_t len, int write, pario_error *err);
+    int (*unlock)(io_handle *h, int64_t off, int64_t len, pario_error *err);
+    int (*remove)(const char *path, pario_error *err);
+    /* Preferred I/O size of the storage under path (file system block size). */
+    int64_t (*block_size)(const char *path);
+};
+
+extern const io_driver io_driver_posix;
+
+#endif

@@ -1,0 +1,224 @@
+/* The posix driver: one logical file is one file, accessed with pread/pwrite. */
+#include "io/driver/driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "common/error.h"
+
+/* Largest single read(2)/write(2) Linux performs (MAX_RW_COUNT). */
+#define POSIX_MAX_IO ((int64_t)0x7ffff000)
+/* Block size assumed when the file system does not report one. */
+#define POSIX_DEFAULT_BLOCK ((int64_t)4096)
+/* Creation mode for new files, subject to the umask. */
+#define POSIX_CREATE_MODE 0666
+
+static int posix_open(io_handle *h, const char *path, int flags, pario_error *err) {
+    int oflags = 0;
+    int rw = flags & (IO_OPEN_READ | IO_OPEN_WRITE);
+    if (rw == (IO_OPEN_READ | IO_OPEN_WRITE))
+        oflags = O_RDWR;
+    else if (rw == IO_OPEN_WRITE)
+        oflags = O_WRONLY;
+    else
+        oflags = O_RDONLY;
+    if (flags & IO_OPEN_CREATE)
+        oflags |= O_CREAT;
+    if (flags & IO_OPEN_EXCL)
+        oflags |= O_EXCL;
+    int fd = open(path, oflags | O_CLOEXEC, POSIX_CREATE_MODE);
+    if (fd < 0)
+        return pario_fail_errno(err, errno, "open", path);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return pario_fail(err, PARIO_ERR_BAD_FILE, "open %s: is a directory", path);
+    }
+    h->drv = &io_driver_posix;
+    h->path = path;
+    h->fd = fd;
+    h->readable = (flags & IO_OPEN_READ) != 0;
+    return PARIO_OK;
+}
+
+static int posix_close(io_handle *h, pario_error *err) {
+    if (h->fd < 0)
+        return PARIO_OK;
+    int rc = close(h->fd);
+    h->fd = -1;
+    return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "close", h->path);
+}
+
+static int posix_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_t *done,
+                       pario_error *err) {
+    char *p = buf;
+    int64_t got = 0;
+    while (got < len) {
+        int64_t want = len - got < POSIX_MAX_IO ? len - got : POSIX_MAX_IO;
+        ssize_t n = pread(h->fd, p + got, (size_t)want, (off_t)(off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            *done = got;
+            return pario_fail_errno(err, errno, "read", h->path);
+        }
+        if (n == 0)
+            break;
+        got += n;
+    }
+    *done = got;
+    return PARIO_OK;
+}
+
+static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
+                        pario_error *err) {
+    const char *p = buf;
+    int64_t put = 0;
+    while (put < len) {
+        int64_t want = len - put < POSIX_MAX_IO ? len - put : POSIX_MAX_IO;
+        ssize_t n = pwrite(h->fd, p + put, (size_t)want, (off_t)(off + put));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return pario_fail_errno(err, errno, "write", h->path);
+        if (n == 0)
+            return pario_fail(err, PARIO_ERR_NO_SPACE, "write %s: no progress at offset %lld",
+                              h->path, (long long)(off + put));
+        put += n;
+    }
+    return PARIO_OK;
+}
+
+/* Advance an iovec array past `n` bytes already written. */
+static void iov_advance(struct iovec **iov, int *cnt, size_t n) {
+    while (*cnt > 0 && n >= (*iov)->iov_len) {
+        n -= (*iov)->iov_len;
+        (*iov)++;
+        (*cnt)--;
+    }
+    if (*cnt > 0) {
+        (*iov)->iov_base = (char *)(*iov)->iov_base + n;
+        (*iov)->iov_len -= n;
+    }
+}
+
+/* Most iovecs handed to one pwritev call (IOV_MAX on Linux). */
+#define POSIX_IOV_BATCH 1024
+
+static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
+                         pario_error *err) {
+    struct iovec local[POSIX_IOV_BATCH];
+    while (iovcnt > 0) {
+        int n = iovcnt < POSIX_IOV_BATCH ? iovcnt : POSIX_IOV_BATCH;
+        memcpy(local, iov, (size_t)n * sizeof *iov);
+        struct iovec *cur = local;
+        int left = n;
+        while (left > 0) {
+            ssize_t w = pwritev(h->fd, cur, left, (off_t)off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return pario_fail_errno(err, errno, "write", h->path);
+            if (w == 0)
+                return pario_fail(err, PARIO_ERR_NO_SPACE, "write %s: no progress", h->path);
+            off += w;
+            iov_advance(&cur, &left, (size_t)w);
+        }
+        iov += n;
+        iovcnt -= n;
+    }
+    return PARIO_OK;
+}
+
+static int posix_sync(io_handle *h, pario_error *err) {
+    if (fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS)
+        return pario_fail_errno(err, errno, "sync", h->path);
+    return PARIO_OK;
+}
+
+static int posix_get_size(io_handle *h, int64_t *size, pario_error *err) {
+    struct stat st;
+    if (fstat(h->fd, &st) != 0)
+        return pario_fail_errno(err, errno, "stat", h->path);
+    *size = (int64_t)st.st_size;
+    return PARIO_OK;
+}
+
+static int posix_set_size(io_handle *h, int64_t size, pario_error *err) {
+    int rc;
+    do
+        rc = ftruncate(h->fd, (off_t)size);
+    while (rc != 0 && errno == EINTR);
+    return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "truncate", h->path);
+}
+
+static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
+    int64_t cur = 0;
+    int rc = posix_get_size(h, &cur, err);
+    if (rc != PARIO_OK || size <= cur)
+        return rc;
+    int e = posix_fallocate(h->fd, 0, (off_t)size);
+    if (e == 0)
+        return PARIO_OK;
+    if (e == EOPNOTSUPP || e == EINVAL)
+        return posix_set_size(h, size, err); /* no real allocation: at least the size */
+    return pario_fail_errno(err, e, "preallocate", h->path);
+}
+
+static int posix_lock_op(io_handle *h, int64_t off, int64_t len, short type, pario_error *err) {
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = off, .l_len = len};
+    int rc;
+    do
+        rc = fcntl(h->fd, F_OFD_SETLKW, &fl);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno == EBADF && type == F_RDLCK)
+        return PARIO_OK; /* write-only descriptor: nobody can read-lock, nothing to guard */
+    return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "lock", h->path);
+}
+
+static int posix_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
+    return posix_lock_op(h, off, len, write ? F_WRLCK : F_RDLCK, err);
+}
+
+static int posix_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
+    return posix_lock_op(h, off, len, F_UNLCK, err);
+}
+
+static int posix_remove(const char *path, pario_error *err) {
+    if (unlink(path) != 0)
+        return pario_fail_errno(err, errno, "delete", path);
+    return PARIO_OK;
+}
+
+static int64_t posix_block_size(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && st.st_blksize > 0)
+        return (int64_t)st.st_blksize;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (stat(dirname(dir), &st) == 0 && st.st_blksize > 0)
+        return (int64_t)st.st_blksize;
+    return POSIX_DEFAULT_BLOCK;
+}
+
+const io_driver io_driver_posix = {
+    .name = "posix",
+    .open = posix_open,
+    .close = posix_close,
+    .pread = posix_pread,
+    .pwrite = posix_pwrite,
+    .pwritev = posix_pwritev,
+    .sync = posix_sync,
+    .get_size = posix_get_size,
+    .set_size = posix_set_size,
+    .preallocate = posix_preallocate,
+    .lock = posix_lock,
+    .unlock = posix_unlock,
+    .remove = posix_remove,
+    .block_size = posix_block_size,
+};

@@ -1,0 +1,54 @@
+/* The open-file object shared by every io feature folder. */
+#ifndef PARIO_IO_FILE_H
+#define PARIO_IO_FILE_H
+
+#include <mpi.h>
+#include "io/driver/driver.h"
+#include "io/hints/hints.h"
+#include "io/view/view.h"
+#include "pario/io.h"
+
+/* Buffers kept between calls so data access does not allocate each time. */
+typedef struct io_scratch {
+    char *stage;        /* packed user data (noncontiguous memory) */
+    int64_t stage_len;
+    char *window;       /* data sieving window */
+    int64_t window_len;
+    struct io_piece *pieces; /* file extents of one window */
+    int64_t pieces_len;
+} io_scratch;
+
+/* Grow a scratch buffer to at least len bytes; PARIO_ERR_NO_MEM on failure. */
+int io_scratch_reserve(char **buf, int64_t *cap, int64_t len);
+void io_scratch_free(io_scratch *s);
+
+struct pario_file {
+    MPI_Comm comm;      /* private duplicate, MPI_ERRORS_RETURN */
+    int rank, nranks;
+    int nnodes;         /* shared-memory nodes spanned by comm */
+    char *path;
+    int amode;
+    io_handle io;
+    io_hints hints;
+    io_view view;
+    MPI_Offset fp;      /* individual file pointer, in etypes of the view */
+    int atomic;         /* atomic mode (set_atomicity) */
+    pario_error last;   /* last failure on this file */
+    io_scratch scratch; /* buffers reused by data access on this file */
+};
+
+/* Collective agreement on the outcome of a step every rank took: returns
+ * PARIO_OK on all ranks if all succeeded, else on every rank the code and
+ * message of the lowest failing rank (copied into err). */
+int io_agree(MPI_Comm comm, int rc, pario_error *err);
+
+/* Record a failure in fh->last and return its code (PARIO_OK clears it). */
+int io_file_result(pario_file *fh, int rc);
+
+/* Checks shared by data-access calls. */
+int io_check_readable(pario_file *fh, const char *op);
+int io_check_writable(pario_file *fh, const char *op);
+int io_check_explicit_offset(pario_file *fh, MPI_Offset offset, const char *op);
+int io_check_buffer(pario_file *fh, MPI_Count count, MPI_Datatype type, const char *op);
+
+#endif

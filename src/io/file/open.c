@@ -1,0 +1,202 @@
+/* Collective open and close, delete. */
+#include <stdlib.h>
+#include <string.h>
+#include "common/error.h"
+#include "io/file/file.h"
+
+/* Every access mode bit pario knows. */
+static const int known_amode_bits = MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |
+                                    MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
+                                    MPI_MODE_UNIQUE_OPEN | MPI_MODE_SEQUENTIAL | MPI_MODE_APPEND;
+
+static int check_amode(int amode, const char *path, pario_error *err) {
+    int rw = !!(amode & MPI_MODE_RDONLY) + !!(amode & MPI_MODE_WRONLY) + !!(amode & MPI_MODE_RDWR);
+    if (rw != 1)
+        return pario_fail(err, PARIO_ERR_AMODE,
+                          "open %s: access mode needs exactly one of RDONLY, WRONLY, RDWR", path);
+    if (amode & ~known_amode_bits)
+        return pario_fail(err, PARIO_ERR_AMODE, "open %s: unknown access mode bits 0x%x", path,
+                          amode & ~known_amode_bits);
+    if ((amode & MPI_MODE_RDONLY) && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)))
+        return pario_fail(err, PARIO_ERR_AMODE,
+                          "open %s: RDONLY cannot be combined with CREATE or EXCL", path);
+    if ((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL))
+        return pario_fail(err, PARIO_ERR_AMODE, "open %s: RDWR cannot be combined with SEQUENTIAL",
+                          path);
+    return PARIO_OK;
+}
+
+/* All ranks must pass the same access mode. */
+static int check_same_amode(MPI_Comm comm, int amode, const char *path, pario_error *err) {
+    int mine[2] = {amode, -amode}, all[2];
+    if (MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return pario_fail(err, PARIO_ERR_COMM, "open %s: agreement on the access mode failed",
+                          path);
+    if (all[0] != -all[1])
+        return pario_fail(err, PARIO_ERR_NOT_SAME, "open %s: ranks passed different access modes",
+                          path);
+    return PARIO_OK;
+}
+
+static int count_nodes(MPI_Comm comm) {
+    MPI_Comm node;
+    int rank, leader = 0, nodes = 1;
+    MPI_Comm_rank(comm, &rank);
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 1;
+    int local;
+    MPI_Comm_rank(node, &local);
+    leader = local == 0;
+    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Comm_free(&node);
+    return nodes;
+}
+
+static int driver_flags(int amode, int create) {
+    int flags = IO_OPEN_READ | IO_OPEN_WRITE;
+    if (amode & MPI_MODE_RDONLY)
+        flags = IO_OPEN_READ;
+    if (create && (amode & MPI_MODE_CREATE))
+        flags |= IO_OPEN_CREATE;
+    if (create && (amode & MPI_MODE_EXCL))
+        flags |= IO_OPEN_EXCL;
+    return flags;
+}
+
+/* Open the storage: rank 0 creates, then the others open. A WRONLY file is
+ * opened for reading too when permitted, so data sieving can read the gaps. */
+static int open_storage(pario_file *fh, pario_error *err) {
+    int rc = PARIO_OK;
+    fh->io.fd = -1;
+    const io_driver *drv = &io_driver_posix;
+    if (fh->rank == 0) {
+        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1), err);
+        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
+            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1) & ~IO_OPEN_READ, err);
+    }
+    rc = io_agree(fh->comm, rc, err);
+    if (rc != PARIO_OK)
+        return rc;
+    if (fh->rank != 0) {
+        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0), err);
+        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
+            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0) & ~IO_OPEN_READ, err);
+    }
+    rc = io_agree(fh->comm, rc, err);
+    if (rc != PARIO_OK && fh->io.fd >= 0)
+        drv->close(&fh->io, NULL);
+    return rc;
+}
+
+/* Position the individual pointer at the end of file for APPEND. */
+static int apply_append(pario_file *fh, pario_error *err) {
+    if (!(fh->amode & MPI_MODE_APPEND))
+        return PARIO_OK;
+    int64_t size = 0;
+    int rc = fh->io.drv->get_size(&fh->io, &size, err);
+    if (rc == PARIO_OK)
+        fh->fp = size;
+    return rc;
+}
+
+static void file_free(pario_file *fh) {
+    if (!fh)
+        return;
+    view_free(&fh->view);
+    io_scratch_free(&fh->scratch);
+    if (fh->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&fh->comm);
+    free(fh->path);
+    free(fh);
+}
+
+static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out,
+                    pario_error *err) {
+    pario_file *fh = calloc(1, sizeof *fh);
+    if (!fh)
+        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
+    fh->comm = MPI_COMM_NULL;
+    fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
+    fh->io.fd = -1;
+    fh->amode = amode;
+    fh->path = strdup(path);
+    if (!fh->path || MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
+        file_free(fh);
+        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
+    }
+    MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(fh->comm, &fh->rank);
+    MPI_Comm_size(fh->comm, &fh->nranks);
+    *out = fh;
+    return PARIO_OK;
+}
+
+int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, pario_file **out,
+                    pario_error *err) {
+    *out = NULL;
+    pario_error_clear(err);
+    if (comm == MPI_COMM_NULL)
+        return pario_fail(err, PARIO_ERR_COMM, "open %s: communicator is MPI_COMM_NULL",
+                          path ? path : "(null)");
+    if (!path || !*path)
+        return pario_fail(err, PARIO_ERR_BAD_FILE, "open: empty file name");
+    pario_file *fh = NULL;
+    int rc = file_new(comm, path, amode, &fh, err);
+    rc = io_agree(comm, rc, err);
+    if (rc != PARIO_OK) {
+        file_free(fh);
+        return rc;
+    }
+    rc = check_amode(amode, path, err);
+    if (rc == PARIO_OK)
+        rc = check_same_amode(fh->comm, amode, path, err);
+    rc = io_agree(fh->comm, rc, err);
+    if (rc == PARIO_OK) {
+        fh->nnodes = count_nodes(fh->comm);
+        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nnodes);
+        io_hints_resolve(&fh->hints, info);
+        rc = view_init_default(&fh->view, fh->comm, path, err);
+    }
+    if (rc == PARIO_OK)
+        rc = open_storage(fh, err);
+    if (rc == PARIO_OK)
+        rc = io_agree(fh->comm, apply_append(fh, err), err);
+    if (rc != PARIO_OK) {
+        if (fh->io.fd >= 0)
+            fh->io.drv->close(&fh->io, NULL);
+        file_free(fh);
+        return rc;
+    }
+    *out = fh;
+    return PARIO_OK;
+}
+
+int pario_file_close(pario_file **pfh, pario_error *err) {
+    pario_error_clear(err);
+    pario_file *fh = pfh ? *pfh : NULL;
+    if (!fh)
+        return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
+    int rc = fh->io.drv->close(&fh->io, err);
+    rc = io_agree(fh->comm, rc, err);
+    if (fh->amode & MPI_MODE_DELETE_ON_CLOSE) {
+        int drc = fh->rank == 0 ? fh->io.drv->remove(fh->path, err) : PARIO_OK;
+        drc = io_agree(fh->comm, drc, err);
+        if (rc == PARIO_OK)
+            rc = drc;
+    }
+    file_free(fh);
+    *pfh = NULL;
+    return rc;
+}
+
+int pario_file_delete(const char *path, MPI_Info info, pario_error *err) {
+    (void)info;
+    pario_error_clear(err);
+    if (!path || !*path)
+        return pario_fail(err, PARIO_ERR_BAD_FILE, "delete: empty file name");
+    return io_driver_posix.remove(path, err);
+}
+
+const pario_error *pario_file_last_error(const pario_file *fh) { return &fh->last; }
+const char *pario_file_path(const pario_file *fh) { return fh->path; }
+MPI_Comm pario_file_comm(const pario_file *fh) { return fh->comm; }

@@ -1,0 +1,187 @@
+/* File-level operations: size, sync, info, atomicity, views and pointers. */
+#include <stdio.h>
+#include <string.h>
+#include "common/error.h"
+#include "io/file/file.h"
+
+int pario_file_sync(pario_file *fh) {
+    pario_error *err = &fh->last;
+    int rc = PARIO_OK;
+    if (!(fh->amode & MPI_MODE_RDONLY))
+        rc = fh->io.drv->sync(&fh->io, err);
+    return io_file_result(fh, io_agree(fh->comm, rc, err));
+}
+
+int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
+    int64_t s = 0;
+    int rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
+    *size = s;
+    return io_file_result(fh, rc);
+}
+
+/* size must be the same on every rank; rank 0 applies it. */
+static int check_same_size(pario_file *fh, MPI_Offset size, const char *op) {
+    long long mine[2] = {size, -size}, all[2];
+    if (MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, fh->comm) != MPI_SUCCESS)
+        return pario_fail(&fh->last, PARIO_ERR_COMM, "%s %s: agreement failed", op, fh->path);
+    if (all[0] != -all[1])
+        return pario_fail(&fh->last, PARIO_ERR_NOT_SAME, "%s %s: ranks passed different sizes",
+                          op, fh->path);
+    return PARIO_OK;
+}
+
+static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op) {
+    pario_error *err = &fh->last;
+    int rc = PARIO_OK;
+    if (size < 0)
+        rc = pario_fail(err, PARIO_ERR_ARG, "%s %s: negative size %lld", op, fh->path,
+                        (long long)size);
+    else if (fh->amode & MPI_MODE_RDONLY)
+        rc = pario_fail(err, PARIO_ERR_READ_ONLY, "%s %s: file is open read-only", op, fh->path);
+    else if (fh->amode & MPI_MODE_SEQUENTIAL)
+        rc = pario_fail(err, PARIO_ERR_UNSUPPORTED_OPERATION,
+                        "%s %s: not allowed on a file opened SEQUENTIAL", op, fh->path);
+    rc = io_agree(fh->comm, rc, err);
+    if (rc == PARIO_OK)
+        rc = io_agree(fh->comm, check_same_size(fh, size, op), err);
+    if (rc != PARIO_OK)
+        return io_file_result(fh, rc);
+    if (fh->rank == 0)
+        rc = grow_only ? fh->io.drv->preallocate(&fh->io, size, err)
+                       : fh->io.drv->set_size(&fh->io, size, err);
+    return io_file_result(fh, io_agree(fh->comm, rc, err));
+}
+
+int pario_file_set_size(pario_file *fh, MPI_Offset size) { return resize(fh, size, 0, "set_size"); }
+
+int pario_file_preallocate(pario_file *fh, MPI_Offset size) {
+    return resize(fh, size, 1, "preallocate");
+}
+
+int pario_file_get_amode(const pario_file *fh, int *amode) {
+    *amode = fh->amode;
+    return PARIO_OK;
+}
+
+int pario_file_get_group(const pario_file *fh, MPI_Group *group) {
+    return MPI_Comm_group(fh->comm, group) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+}
+
+int pario_file_get_info(pario_file *fh, MPI_Info *info) {
+    int rc = io_hints_to_info(&fh->hints, info);
+    if (rc != PARIO_OK)
+        pario_fail(&fh->last, rc, "get_info %s: cannot create an info object", fh->path);
+    return io_file_result(fh, rc);
+}
+
+int pario_file_set_info(pario_file *fh, MPI_Info info) {
+    io_hints_apply_info(&fh->hints, info);
+    return io_file_result(fh, io_agree(fh->comm, PARIO_OK, &fh->last));
+}
+
+int pario_file_set_atomicity(pario_file *fh, int flag) {
+    int mine[2] = {!!flag, -!!flag}, all[2];
+    int rc = PARIO_OK;
+    if (MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, fh->comm) != MPI_SUCCESS)
+        rc = pario_fail(&fh->last, PARIO_ERR_COMM, "set_atomicity %s: agreement failed",
+                        fh->path);
+    else if (all[0] != -all[1])
+        rc = pario_fail(&fh->last, PARIO_ERR_NOT_SAME,
+                        "set_atomicity %s: ranks passed different flags", fh->path);
+    if (rc == PARIO_OK)
+        fh->atomic = !!flag;
+    return io_file_result(fh, rc);
+}
+
+int pario_file_get_atomicity(const pario_file *fh, int *flag) {
+    *flag = fh->atomic;
+    return PARIO_OK;
+}
+
+int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
+                        MPI_Datatype filetype, const char *datarep, MPI_Info info) {
+    pario_error *err = &fh->last;
+    int rc = PARIO_OK;
+    if (disp == MPI_DISPLACEMENT_CURRENT) {
+        if (!(fh->amode & MPI_MODE_SEQUENTIAL))
+            rc = pario_fail(err, PARIO_ERR_ARG,
+                            "set_view %s: MPI_DISPLACEMENT_CURRENT needs a SEQUENTIAL file",
+                            fh->path);
+        else {
+            int64_t off = 0;
+            rc = view_byte_of_pos(&fh->view, fh->fp * fh->view.etype_size, &off);
+            disp = off;
+        }
+    }
+    if (rc == PARIO_OK)
+        rc = view_set(&fh->view, fh->comm, disp, etype, filetype, datarep, fh->path, err);
+    rc = io_agree(fh->comm, rc, err);
+    if (rc == PARIO_OK) {
+        fh->fp = 0;
+        io_hints_apply_info(&fh->hints, info);
+    }
+    return io_file_result(fh, rc);
+}
+
+int pario_file_get_view(const pario_file *fh, MPI_Offset *disp, MPI_Datatype *etype,
+                        MPI_Datatype *filetype, char *datarep) {
+    *disp = fh->view.disp;
+    *etype = fh->view.etype;
+    *filetype = fh->view.filetype;
+    if (datarep)
+        snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", fh->view.datarep);
+    return PARIO_OK;
+}
+
+int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
+    pario_error *err = &fh->last;
+    if (fh->amode & MPI_MODE_SEQUENTIAL)
+        return io_file_result(fh, pario_fail(err, PARIO_ERR_UNSUPPORTED_OPERATION,
+                                             "seek %s: not allowed on a file opened SEQUENTIAL",
+                                             fh->path));
+    MPI_Offset base = 0;
+    if (whence == MPI_SEEK_CUR) {
+        base = fh->fp;
+    } else if (whence == MPI_SEEK_END) {
+        int64_t size = 0, pos = 0;
+        int rc = fh->io.drv->get_size(&fh->io, &size, err);
+        if (rc == PARIO_OK)
+            rc = view_pos_of_byte(&fh->view, size, &pos);
+        if (rc != PARIO_OK)
+            return io_file_result(fh, rc);
+        base = (pos + fh->view.etype_size - 1) / fh->view.etype_size;
+    } else if (whence != MPI_SEEK_SET) {
+        return io_file_result(fh, pario_fail(err, PARIO_ERR_ARG, "seek %s: invalid whence %d",
+                                             fh->path, whence));
+    }
+    if (base + offset < 0)
+        return io_file_result(fh, pario_fail(err, PARIO_ERR_ARG,
+                                             "seek %s: position %lld would be negative", fh->path,
+                                             (long long)(base + offset)));
+    fh->fp = base + offset;
+    return io_file_result(fh, PARIO_OK);
+}
+
+int pario_file_get_position(const pario_file *fh, MPI_Offset *offset) {
+    *offset = fh->fp;
+    return PARIO_OK;
+}
+
+int pario_file_get_byte_offset(pario_file *fh, MPI_Offset offset, MPI_Offset *disp) {
+    if (offset < 0)
+        return io_file_result(fh, pario_fail(&fh->last, PARIO_ERR_ARG,
+                                             "get_byte_offset %s: negative offset %lld",
+                                             fh->path, (long long)offset));
+    int64_t off = 0;
+    int rc = view_byte_of_pos(&fh->view, offset * fh->view.etype_size, &off);
+    *disp = off;
+    return io_file_result(fh, rc);
+}
+
+int pario_file_get_type_extent(const pario_file *fh, MPI_Datatype type, MPI_Aint *extent) {
+    (void)fh; /* "native": the extent in the file is the extent in memory */
+    MPI_Aint lb = 0;
+    if (type == MPI_DATATYPE_NULL || MPI_Type_get_extent(type, &lb, extent) != MPI_SUCCESS)
+        return PARIO_ERR_TYPE;
+    return PARIO_OK;
+}

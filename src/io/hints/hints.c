@@ -1,0 +1,175 @@
+#include "io/hints/hints.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pario/pario.h"
+
+/* Collective buffer per aggregator: large enough for well-formed writes on
+ * striped storage, small enough to stay far from memory limits. */
+#define IO_DEFAULT_CB_BUFFER ((int64_t)16 << 20)
+/* Data sieving windows (the ROMIO defaults users know: 4 MiB read, 512 KiB write). */
+#define IO_DEFAULT_IND_RD_BUFFER ((int64_t)4 << 20)
+#define IO_DEFAULT_IND_WR_BUFFER ((int64_t)512 << 10)
+/* Longest line read from a $PARIO_HINTS file. */
+#define IO_HINT_LINE_MAX 1024
+
+void io_hints_defaults(io_hints *h, int64_t block_size, int nnodes) {
+    memset(h, 0, sizeof *h);
+    h->cb_buffer_size = IO_DEFAULT_CB_BUFFER;
+    h->cb_nodes = nnodes > 0 ? nnodes : 1;
+    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
+    h->cb_read = h->cb_write = IO_AUTOMATIC;
+    h->ds_read = h->ds_write = IO_AUTOMATIC;
+    h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
+    h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
+    h->striping_unit = block_size > 0 ? block_size : 4096;
+    h->striping_factor = 1;
+}
+
+static int parse_positive(const char *v, int64_t *out) {
+    errno = 0;
+    char *end = NULL;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end != '\0' || x <= 0)
+        return 0;
+    *out = x;
+    return 1;
+}
+
+static int parse_switch(const char *v, io_switch *out) {
+    if (!strcmp(v, "enable") || !strcmp(v, "true"))
+        *out = IO_ENABLE;
+    else if (!strcmp(v, "disable") || !strcmp(v, "false"))
+        *out = IO_DISABLE;
+    else if (!strcmp(v, "automatic"))
+        *out = IO_AUTOMATIC;
+    else
+        return 0;
+    return 1;
+}
+
+static const char *switch_name(io_switch s) {
+    return s == IO_ENABLE ? "enable" : s == IO_DISABLE ? "disable" : "automatic";
+}
+
+/* Set one hint by key; unknown keys and bad values leave h unchanged. */
+static void hints_set(io_hints *h, const char *key, const char *val) {
+    int64_t n = 0;
+    if (!strcmp(key, "cb_buffer_size") && parse_positive(val, &n))
+        h->cb_buffer_size = n;
+    else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX)
+        h->cb_nodes = (int)n;
+    else if (!strcmp(key, "cb_config_list"))
+        snprintf(h->cb_config_list, sizeof h->cb_config_list, "%s", val);
+    else if (!strcmp(key, "romio_cb_read"))
+        parse_switch(val, &h->cb_read);
+    else if (!strcmp(key, "romio_cb_write"))
+        parse_switch(val, &h->cb_write);
+    else if (!strcmp(key, "romio_ds_read"))
+        parse_switch(val, &h->ds_read);
+    else if (!strcmp(key, "romio_ds_write"))
+        parse_switch(val, &h->ds_write);
+    else if (!strcmp(key, "ind_rd_buffer_size") && parse_positive(val, &n))
+        h->ind_rd_buffer_size = n;
+    else if (!strcmp(key, "ind_wr_buffer_size") && parse_positive(val, &n))
+        h->ind_wr_buffer_size = n;
+    else if (!strcmp(key, "striping_unit") && parse_positive(val, &n))
+        h->striping_unit = n;
+    else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
+        h->striping_factor = (int)n;
+}
+
+void io_hints_apply_info(io_hints *h, MPI_Info info) {
+    if (info == MPI_INFO_NULL)
+        return;
+    int nkeys = 0;
+    MPI_Info_get_nkeys(info, &nkeys);
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        MPI_Info_get_nthkey(info, i, key);
+        MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
+        if (flag)
+            hints_set(h, key, val);
+    }
+}
+
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static void apply_hints_file(io_hints *h, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[IO_HINT_LINE_MAX];
+    while (fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *key = trim(line);
+        char *sp = key;
+        while (*sp && !isspace((unsigned char)*sp))
+            sp++;
+        if (!*sp)
+            continue;
+        *sp = '\0';
+        hints_set(h, key, trim(sp + 1));
+    }
+    fclose(f);
+}
+
+static const char *const hint_keys[] = {
+    "cb_buffer_size", "cb_nodes", "cb_config_list", "romio_cb_read", "romio_cb_write",
+    "romio_ds_read", "romio_ds_write", "ind_rd_buffer_size", "ind_wr_buffer_size",
+    "striping_unit", "striping_factor"};
+
+static void apply_hint_env(io_hints *h) {
+    for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "PARIO_HINT_%s", hint_keys[i]);
+        const char *v = getenv(name);
+        if (v)
+            hints_set(h, hint_keys[i], v);
+    }
+}
+
+void io_hints_resolve(io_hints *h, MPI_Info info) {
+    const char *file = getenv("PARIO_HINTS");
+    if (file && *file)
+        apply_hints_file(h, file);
+    io_hints_apply_info(h, info);
+    apply_hint_env(h);
+}
+
+int io_hints_to_info(const io_hints *h, MPI_Info *info) {
+    if (MPI_Info_create(info) != MPI_SUCCESS)
+        return PARIO_ERR_NO_MEM;
+    char v[64];
+    snprintf(v, sizeof v, "%lld", (long long)h->cb_buffer_size);
+    MPI_Info_set(*info, "cb_buffer_size", v);
+    snprintf(v, sizeof v, "%d", h->cb_nodes);
+    MPI_Info_set(*info, "cb_nodes", v);
+    MPI_Info_set(*info, "cb_config_list", h->cb_config_list);
+    MPI_Info_set(*info, "romio_cb_read", switch_name(h->cb_read));
+    MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
+    MPI_Info_set(*info, "romio_ds_read", switch_name(h->ds_read));
+    MPI_Info_set(*info, "romio_ds_write", switch_name(h->ds_write));
+    snprintf(v, sizeof v, "%lld", (long long)h->ind_rd_buffer_size);
+    MPI_Info_set(*info, "ind_rd_buffer_size", v);
+    snprintf(v, sizeof v, "%lld", (long long)h->ind_wr_buffer_size);
+    MPI_Info_set(*info, "ind_wr_buffer_size", v);
+    snprintf(v, sizeof v, "%lld", (long long)h->striping_unit);
+    MPI_Info_set(*info, "striping_unit", v);
+    snprintf(v, sizeof v, "%d", h->striping_factor);
+    MPI_Info_set(*info, "striping_factor", v);
+    return PARIO_OK;
+}

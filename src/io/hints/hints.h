@@ -1,0 +1,41 @@
+/* Hints: the tuning values a file is opened with.
+ *
+ * Sources, later ones overriding earlier ones: built-in defaults, the file
+ * named by $PARIO_HINTS (lines "key value", '#' starts a comment), the MPI_Info
+ * passed by the program, and $PARIO_HINT_<key> variables (an operator's
+ * override for programs that cannot be changed). Keys use ROMIO's names where
+ * they mean the same thing. Unknown keys and malformed values are ignored, as
+ * MPI requires of hints. */
+#ifndef PARIO_IO_HINTS_H
+#define PARIO_IO_HINTS_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
+
+/* Longest cb_config_list value kept. */
+#define IO_HINT_STR_MAX 256
+
+typedef struct io_hints {
+    int64_t cb_buffer_size;     /* bytes an aggregator holds per collective cycle */
+    int cb_nodes;               /* number of aggregators */
+    char cb_config_list[IO_HINT_STR_MAX];
+    io_switch cb_read, cb_write;  /* romio_cb_read / romio_cb_write */
+    io_switch ds_read, ds_write;  /* romio_ds_read / romio_ds_write: data sieving */
+    int64_t ind_rd_buffer_size;   /* data sieving window for independent reads */
+    int64_t ind_wr_buffer_size;   /* data sieving window for independent writes */
+    int64_t striping_unit;        /* bytes; file domains align to it */
+    int striping_factor;          /* number of storage targets */
+} io_hints;
+
+/* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
+void io_hints_defaults(io_hints *h, int64_t block_size, int nnodes);
+/* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */
+void io_hints_resolve(io_hints *h, MPI_Info info);
+/* Apply only info (set_info, set_view). */
+void io_hints_apply_info(io_hints *h, MPI_Info info);
+/* A new MPI_Info holding every hint in effect. */
+int io_hints_to_info(const io_hints *h, MPI_Info *info);
+
+#endif

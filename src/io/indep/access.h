@@ -1,0 +1,21 @@
+/* Independent data access: moving bytes between user memory (any datatype)
+ * and the file through the view, with contiguous fast paths, data sieving and
+ * list I/O. The collective path reuses it for ranks that go independent. */
+#ifndef PARIO_IO_ACCESS_H
+#define PARIO_IO_ACCESS_H
+
+#include "io/file/file.h"
+
+/* One file extent of a window and where its data sits in the staged stream. */
+typedef struct io_piece {
+    int64_t off, len;
+    int64_t at; /* byte index in the chunk of data being transferred */
+} io_piece;
+
+/* Move count instances of type between buf and the view's data stream
+ * starting at stream byte pos. *moved: bytes transferred (reads stop at end
+ * of file). Failures are recorded in fh->last. */
+int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
+              MPI_Datatype type, int64_t *moved);
+
+#endif

@@ -1,0 +1,145 @@
+/* Entry points of independent and collective data access. The collective
+ * forms agree on argument errors before touching the file, so a bad call
+ * fails on every rank without moving data, and agree on the outcome. */
+#include "common/error.h"
+#include "io/coll/coll.h"
+#include "io/indep/access.h"
+
+int io_check_readable(pario_file *fh, const char *op) {
+    if (fh->amode & MPI_MODE_WRONLY)
+        return pario_fail(&fh->last, PARIO_ERR_ACCESS, "%s %s: file is open write-only", op,
+                          fh->path);
+    return PARIO_OK;
+}
+
+int io_check_writable(pario_file *fh, const char *op) {
+    if (fh->amode & MPI_MODE_RDONLY)
+        return pario_fail(&fh->last, PARIO_ERR_READ_ONLY, "%s %s: file is open read-only", op,
+                          fh->path);
+    return PARIO_OK;
+}
+
+int io_check_explicit_offset(pario_file *fh, MPI_Offset offset, const char *op) {
+    if (fh->amode & MPI_MODE_SEQUENTIAL)
+        return pario_fail(&fh->last, PARIO_ERR_UNSUPPORTED_OPERATION,
+                          "%s %s: explicit offsets are not allowed on a SEQUENTIAL file", op,
+                          fh->path);
+    if (offset < 0)
+        return pario_fail(&fh->last, PARIO_ERR_ARG, "%s %s: negative offset %lld", op, fh->path,
+                          (long long)offset);
+    return PARIO_OK;
+}
+
+int io_check_buffer(pario_file *fh, MPI_Count count, MPI_Datatype type, const char *op) {
+    if (count < 0)
+        return pario_fail(&fh->last, PARIO_ERR_COUNT_ARG, "%s %s: negative count %lld", op,
+                          fh->path, (long long)count);
+    int rc = io_check_type(fh->comm, type, op, "datatype", fh->path, &fh->last);
+    if (rc != PARIO_OK)
+        return rc;
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
+    if ((size * count) % fh->view.etype_size != 0)
+        return pario_fail(&fh->last, PARIO_ERR_TYPE,
+                          "%s %s: %lld bytes is not a whole number of %lld-byte etypes", op,
+                          fh->path, (long long)(size * count), (long long)fh->view.etype_size);
+    return PARIO_OK;
+}
+
+/* Everything a data call checks before it moves a byte. */
+typedef struct rw_call {
+    const char *op;
+    int write;
+    int explicit_offset;
+    MPI_Offset offset; /* in etypes, when explicit */
+} rw_call;
+
+static int rw_check(pario_file *fh, const rw_call *c, MPI_Count count, MPI_Datatype type) {
+    int rc = c->write ? io_check_writable(fh, c->op) : io_check_readable(fh, c->op);
+    if (rc == PARIO_OK && c->explicit_offset)
+        rc = io_check_explicit_offset(fh, c->offset, c->op);
+    if (rc == PARIO_OK)
+        rc = io_check_buffer(fh, count, type, c->op);
+    return rc;
+}
+
+static int64_t rw_start(const pario_file *fh, const rw_call *c) {
+    return (c->explicit_offset ? c->offset : fh->fp) * fh->view.etype_size;
+}
+
+static void rw_advance(pario_file *fh, const rw_call *c, int64_t moved) {
+    if (!c->explicit_offset)
+        fh->fp += moved / fh->view.etype_size;
+}
+
+static int rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
+                          MPI_Datatype type, MPI_Count *bytes) {
+    int64_t moved = 0;
+    int rc = rw_check(fh, c, count, type);
+    if (rc == PARIO_OK)
+        rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
+    rw_advance(fh, c, moved);
+    if (bytes)
+        *bytes = moved;
+    return io_file_result(fh, rc);
+}
+
+static int rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
+                         MPI_Datatype type, MPI_Count *bytes) {
+    int64_t moved = 0;
+    int rc = io_agree(fh->comm, rw_check(fh, c, count, type), &fh->last);
+    if (rc == PARIO_OK)
+        rc = io_coll_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
+    rw_advance(fh, c, moved);
+    if (bytes)
+        *bytes = moved;
+    return io_file_result(fh, rc);
+}
+
+int pario_file_read_at(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"read_at", 0, 1, offset};
+    return rw_independent(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write_at(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"write_at", 1, 1, offset};
+    return rw_independent(fh, &c, (void *)buf, count, type, bytes);
+}
+
+int pario_file_read(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                    MPI_Count *bytes) {
+    rw_call c = {"read", 0, 0, 0};
+    return rw_independent(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                     MPI_Count *bytes) {
+    rw_call c = {"write", 1, 0, 0};
+    return rw_independent(fh, &c, (void *)buf, count, type, bytes);
+}
+
+int pario_file_read_at_all(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"read_at_all", 0, 1, offset};
+    return rw_collective(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf,
+                            MPI_Count count, MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"write_at_all", 1, 1, offset};
+    return rw_collective(fh, &c, (void *)buf, count, type, bytes);
+}
+
+int pario_file_read_all(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Count *bytes) {
+    rw_call c = {"read_all", 0, 0, 0};
+    return rw_collective(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                         MPI_Count *bytes) {
+    rw_call c = {"write_all", 1, 0, 0};
+    return rw_collective(fh, &c, (void *)buf, count, type, bytes);
+}

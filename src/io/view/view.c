@@ -1,0 +1,171 @@
+#include "io/view/view.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "common/error.h"
+
+static bool is_named(MPI_Datatype t) {
+    int ni, na, nd, combiner;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *what,
+                  const char *path, pario_error *err) {
+    if (t == MPI_DATATYPE_NULL)
+        return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is MPI_DATATYPE_NULL", op, path, what);
+    int size = 0;
+    if (MPI_Pack_size(1, t, comm, &size) != MPI_SUCCESS)
+        return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is not a committed datatype", op,
+                          path, what);
+    return PARIO_OK;
+}
+
+static int keep_type(MPI_Datatype t, MPI_Datatype *out) {
+    if (is_named(t)) {
+        *out = t;
+        return PARIO_OK;
+    }
+    return MPI_Type_dup(t, out) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_NO_MEM;
+}
+
+static void drop_type(MPI_Datatype *t) {
+    if (*t != MPI_DATATYPE_NULL && !is_named(*t))
+        MPI_Type_free(t);
+    *t = MPI_DATATYPE_NULL;
+}
+
+static bool datarep_supported(const char *rep) {
+    return !strcmp(rep, "native") || !strcmp(rep, "internal");
+}
+
+/* The filetype's layout as a view: validated against the etype. */
+static int check_filetype(const flat_type *ft, int64_t esize, const char *path,
+                          pario_error *err) {
+    if (ft->size == 0)
+        return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: filetype holds no data", path);
+    if (ft->size % esize != 0)
+        return pario_fail(err, PARIO_ERR_TYPE,
+                          "set_view %s: filetype size %lld is not a multiple of the etype size "
+                          "%lld",
+                          path, (long long)ft->size, (long long)esize);
+    if (!ft->monotonic || ft->true_lb < 0)
+        return pario_fail(err, PARIO_ERR_TYPE,
+                          "set_view %s: filetype has negative or decreasing displacements", path);
+    if (ft->extent <= 0)
+        return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: filetype extent is not positive",
+                          path);
+    return PARIO_OK;
+}
+
+static void view_set_linear(io_view *v) {
+    const flat_type *ft = v->flat;
+    v->linear = flat_is_contiguous(ft) && ft->size == ft->extent;
+    v->linear_base = ft->true_lb;
+}
+
+int view_set(io_view *v, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
+             MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err) {
+    int rc;
+    if (disp < 0)
+        return pario_fail(err, PARIO_ERR_ARG, "set_view %s: negative displacement %lld", path,
+                          (long long)disp);
+    if ((rc = io_check_type(comm, etype, "set_view", "etype", path, err)) != PARIO_OK ||
+        (rc = io_check_type(comm, filetype, "set_view", "filetype", path, err)) != PARIO_OK)
+        return rc;
+    if (!datarep || !datarep_supported(datarep))
+        return pario_fail(err, PARIO_ERR_UNSUPPORTED_DATAREP,
+                          "set_view %s: data representation \"%s\" is not supported (native, "
+                          "internal)",
+                          path, datarep ? datarep : "(null)");
+    int esize = 0;
+    MPI_Type_size(etype, &esize);
+    if (esize <= 0)
+        return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: etype has no data", path);
+    io_view nv = {.disp = disp, .etype_size = esize};
+    snprintf(nv.datarep, sizeof nv.datarep, "%s", datarep);
+    if ((rc = keep_type(etype, &nv.etype)) != PARIO_OK)
+        return pario_fail(err, rc, "set_view %s: cannot keep the etype", path);
+    if ((rc = keep_type(filetype, &nv.filetype)) != PARIO_OK) {
+        drop_type(&nv.etype);
+        return pario_fail(err, rc, "set_view %s: cannot keep the filetype", path);
+    }
+    rc = flat_get(nv.filetype, &nv.flat);
+    if (rc != PARIO_OK)
+        rc = pario_fail(err, rc, "set_view %s: cannot decode the filetype", path);
+    else
+        rc = check_filetype(nv.flat, esize, path, err);
+    if (rc != PARIO_OK) {
+        drop_type(&nv.filetype);
+        drop_type(&nv.etype);
+        return rc;
+    }
+    view_set_linear(&nv);
+    view_free(v);
+    *v = nv;
+    return PARIO_OK;
+}
+
+int view_init_default(io_view *v, MPI_Comm comm, const char *path, pario_error *err) {
+    memset(v, 0, sizeof *v);
+    v->etype = v->filetype = MPI_DATATYPE_NULL;
+    return view_set(v, comm, 0, MPI_BYTE, MPI_BYTE, "native", path, err);
+}
+
+void view_free(io_view *v) {
+    drop_type(&v->filetype);
+    drop_type(&v->etype);
+    v->flat = NULL;
+}
+
+int view_iter_init(const io_view *v, flat_iter *it, int64_t pos) {
+    return flat_iter_init(it, v->flat, v->disp, INT64_MAX, pos);
+}
+
+int view_byte_of_pos(const io_view *v, int64_t pos, int64_t *off) {
+    if (v->linear) {
+        *off = v->disp + v->linear_base + pos;
+        return PARIO_OK;
+    }
+    flat_iter it;
+    int rc = view_iter_init(v, &it, pos);
+    if (rc != PARIO_OK)
+        return rc;
+    int64_t len = 0;
+    if (!flat_iter_next(&it, 1, off, &len))
+        rc = PARIO_ERR_INTERN;
+    flat_iter_free(&it);
+    return rc;
+}
+
+/* Data bytes of one filetype instance lying below relative offset rel. */
+static int data_below(const flat_type *ft, int64_t rel, int64_t *bytes) {
+    flat_iter it;
+    int rc = flat_iter_init(&it, ft, 0, 1, 0);
+    if (rc != PARIO_OK)
+        return rc;
+    int64_t n = 0, off, len;
+    while (flat_iter_next(&it, INT64_MAX, &off, &len) && off < rel)
+        n += off + len <= rel ? len : rel - off;
+    flat_iter_free(&it);
+    *bytes = n;
+    return PARIO_OK;
+}
+
+int view_pos_of_byte(const io_view *v, int64_t off, int64_t *pos) {
+    int64_t rel = off - v->disp;
+    if (rel <= 0) {
+        *pos = 0;
+        return PARIO_OK;
+    }
+    if (v->linear) {
+        *pos = rel > v->linear_base ? rel - v->linear_base : 0;
+        return PARIO_OK;
+    }
+    const flat_type *ft = v->flat;
+    int64_t whole = rel > ft->true_lb ? (rel - ft->true_lb) / ft->extent : 0;
+    int64_t part = 0;
+    int rc = data_below(ft, rel - whole * ft->extent, &part);
+    *pos = whole * ft->size + part;
+    return rc;
+}

@@ -1,0 +1,221 @@
+/* The native io API: open errors and their messages, views, sieving and
+ * list I/O giving identical bytes, short reads, hints, damage-free errors. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include "pario/io.h"
+#include "ptest.h"
+
+static int rank, nranks;
+
+/* Rank 0 reads the whole file with POSIX; every rank gets the bytes. */
+static int64_t file_image(const char *path, unsigned char *buf, int64_t cap) {
+    int64_t n = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int fd = open(path, O_RDONLY);
+        n = fd < 0 ? -1 : pread(fd, buf, (size_t)cap, 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (n > 0)
+        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return n;
+}
+
+static void test_open_errors(void) {
+    pario_file *fh = NULL;
+    pario_error err;
+    const char *missing = ptest_path("no-such-file");
+    int rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh, &err);
+    PT_EQ(rc, PARIO_ERR_NO_SUCH_FILE);
+    PT_CHECK(fh == NULL);
+    PT_CHECK(strstr(err.msg, missing) != NULL);
+    rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY | MPI_MODE_CREATE,
+                         MPI_INFO_NULL, &fh, &err);
+    PT_EQ(rc, PARIO_ERR_AMODE);
+    rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                         &fh, &err);
+    PT_EQ(rc, PARIO_ERR_AMODE);
+    /* A mode that differs on one rank fails everywhere. */
+    int amode = rank == nranks - 1 && nranks > 1 ? MPI_MODE_RDWR : MPI_MODE_WRONLY;
+    rc = pario_file_open(MPI_COMM_WORLD, missing, amode | MPI_MODE_CREATE, MPI_INFO_NULL, &fh,
+                         &err);
+    PT_EQ(rc, nranks > 1 ? PARIO_ERR_NOT_SAME : PARIO_OK);
+    if (rc == PARIO_OK) {
+        pario_file_close(&fh, &err);
+        pario_file_delete(missing, MPI_INFO_NULL, &err);
+    }
+}
+
+/* Each rank writes blocks of `blk` ints interleaved with the others through a
+ * vector view; the file must hold rank r's values at block slots r, r+n, ... */
+static void write_interleaved(const char *path, const char *ds, int collective) {
+    enum { NBLK = 64 };
+    const int blk = 3;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_ds_write", ds);
+    MPI_Info_set(info, "romio_ds_read", ds);
+    MPI_Info_set(info, "ind_wr_buffer_size", "256");
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
+          PARIO_OK);
+    MPI_Info_free(&info);
+    MPI_Datatype vec, ftype;
+    MPI_Type_vector(NBLK, blk, blk * nranks, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(NBLK * blk * nranks * sizeof(int)), &ftype);
+    MPI_Type_commit(&ftype);
+    MPI_Type_free(&vec);
+    PT_EQ(pario_file_set_view(fh, (MPI_Offset)(rank * blk * sizeof(int)), MPI_INT, ftype,
+                              "native", MPI_INFO_NULL),
+          PARIO_OK);
+    MPI_Type_free(&ftype); /* the view keeps its own reference */
+    int data[NBLK * 3];
+    for (int i = 0; i < NBLK * blk; i++)
+        data[i] = rank * 100000 + i;
+    MPI_Count bytes = 0;
+    int rc = collective ? pario_file_write_all(fh, data, NBLK * blk, MPI_INT, &bytes)
+                        : pario_file_write(fh, data, NBLK * blk, MPI_INT, &bytes);
+    PT_EQ(rc, PARIO_OK);
+    PT_EQ(bytes, (MPI_Count)sizeof data);
+    MPI_Offset pos = -1;
+    pario_file_get_position(fh, &pos);
+    PT_EQ(pos, NBLK * blk);
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int back[NBLK * 3] = {0};
+    PT_EQ(pario_file_read_at_all(fh, 0, back, NBLK * blk, MPI_INT, &bytes), PARIO_OK);
+    PT_CHECK(memcmp(back, data, sizeof data) == 0);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+
+    static unsigned char img[1 << 16];
+    int64_t n = file_image(path, img, sizeof img);
+    PT_EQ(n, (int64_t)(NBLK * blk * nranks * sizeof(int)));
+    int ok = 1;
+    const int *v = (const int *)img;
+    for (int64_t i = 0; i < n / (int64_t)sizeof(int); i++) {
+        int64_t slot = i / blk, owner = slot % nranks, k = (slot / nranks) * blk + i % blk;
+        ok &= v[i] == owner * 100000 + k;
+    }
+    PT_CHECK(ok);
+}
+
+static void test_views(void) {
+    const char *modes[] = {"enable", "disable", "automatic"};
+    for (int m = 0; m < 3; m++)
+        for (int coll = 0; coll < 2; coll++) {
+            char name[64];
+            snprintf(name, sizeof name, "interleaved-%s-%d", modes[m], coll);
+            write_interleaved(ptest_path(name), modes[m], coll);
+        }
+}
+
+static void test_short_read_and_bad_input(void) {
+    const char *path = ptest_path("short");
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                          &fh, &err),
+          PARIO_OK);
+    char data[100];
+    memset(data, 'a' + rank, sizeof data);
+    MPI_Count bytes = 0;
+    PT_EQ(pario_file_write_at(fh, rank * 100, data, 100, MPI_CHAR, &bytes), PARIO_OK);
+    pario_file_sync(fh);
+    char buf[200];
+    PT_EQ(pario_file_read_at(fh, nranks * 100 - 50, buf, 200, MPI_CHAR, &bytes), PARIO_OK);
+    PT_EQ(bytes, 50);
+    PT_EQ(pario_file_read_at(fh, -1, buf, 1, MPI_CHAR, &bytes), PARIO_ERR_ARG);
+    PT_CHECK(strstr(pario_file_last_error(fh)->msg, path) != NULL);
+    PT_EQ(pario_file_write_at_all(fh, rank == 0 ? -5 : 0, data, 1, MPI_CHAR, &bytes),
+          PARIO_ERR_ARG);
+    PT_EQ(pario_file_write_at(fh, 0, data, -1, MPI_CHAR, &bytes), PARIO_ERR_COUNT_ARG);
+    PT_EQ(pario_file_write_at(fh, 0, data, 1, MPI_DATATYPE_NULL, &bytes), PARIO_ERR_TYPE);
+    MPI_Datatype uncommitted;
+    MPI_Type_contiguous(2, MPI_INT, &uncommitted);
+    PT_EQ(pario_file_write_at(fh, 0, data, 1, uncommitted, &bytes), PARIO_ERR_TYPE);
+    MPI_Type_free(&uncommitted);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_INT, MPI_CHAR, "native", MPI_INFO_NULL), PARIO_ERR_TYPE);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL),
+          PARIO_ERR_UNSUPPORTED_DATAREP);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    /* Nothing above changed the file. */
+    static unsigned char img[4096];
+    int64_t n = file_image(path, img, sizeof img);
+    PT_EQ(n, nranks * 100);
+    int ok = 1;
+    for (int64_t i = 0; i < n; i++)
+        ok &= img[i] == 'a' + i / 100;
+    PT_CHECK(ok);
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh, &err),
+          PARIO_OK);
+    PT_EQ(pario_file_write_at(fh, 0, data, 1, MPI_CHAR, &bytes), PARIO_ERR_READ_ONLY);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
+static void test_hints(void) {
+    const char *path = ptest_path("hints");
+    MPI_Info info, got;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_buffer_size", "4096");
+    MPI_Info_set(info, "romio_ds_write", "disable");
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
+          PARIO_OK);
+    MPI_Info_free(&info);
+    PT_EQ(pario_file_get_info(fh, &got), PARIO_OK);
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_Info_get(got, "cb_buffer_size", MPI_MAX_INFO_VAL, val, &flag);
+    PT_CHECK(flag && !strcmp(val, "4096"));
+    MPI_Info_get(got, "romio_ds_write", MPI_MAX_INFO_VAL, val, &flag);
+    PT_CHECK(flag && !strcmp(val, "disable"));
+    MPI_Info_free(&got);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
+static void test_seek_end_with_view(void) {
+    const char *path = ptest_path("seek");
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path,
+                          MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
+                          MPI_INFO_NULL, &fh, &err),
+          PARIO_OK);
+    PT_EQ(pario_file_set_size(fh, 40), PARIO_OK);
+    /* View: 2 ints of every 4, from byte 8: data at 8..15, 24..31, 40.. */
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(1, 2, 4, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 16, &ft);
+    MPI_Type_commit(&ft);
+    PT_EQ(pario_file_set_view(fh, 8, MPI_INT, ft, "native", MPI_INFO_NULL), PARIO_OK);
+    PT_EQ(pario_file_seek(fh, 0, MPI_SEEK_END), PARIO_OK);
+    MPI_Offset pos = 0, byte = 0;
+    pario_file_get_position(fh, &pos);
+    PT_EQ(pos, 4);
+    PT_EQ(pario_file_get_byte_offset(fh, 3, &byte), PARIO_OK);
+    PT_EQ(byte, 28);
+    PT_EQ(pario_file_seek(fh, -5, MPI_SEEK_CUR), PARIO_ERR_ARG);
+    MPI_Type_free(&ft);
+    MPI_Type_free(&vec);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    PT_CHECK(access(path, F_OK) != 0);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    ptest_init();
+    test_open_errors();
+    test_views();
+    test_short_read_and_bad_input();
+    test_hints();
+    test_seek_end_with_view();
+    return ptest_finish();
+}
