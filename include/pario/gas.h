@@ -96,7 +96,7 @@
  * PARIO_ERR_ARG. Payload or argument count too large: PARIO_ERR_COUNT_ARG.
  * Misuse from a handler or a second reply: PARIO_ERR_REQUEST. MPI failure:
  * PARIO_ERR_COMM. Collective calls whose arguments differ across ranks where
- * this is detected (handler count, root): PARIO_ERR_NOT_SAME.
+ * this is detected (handler count): PARIO_ERR_NOT_SAME.
  */
 #ifndef PARIO_GAS_H
 #define PARIO_GAS_H
@@ -158,7 +158,7 @@ int pario_gas_segment_ptr(pario_gas_team *team, int rank, void **ptr);
 typedef struct pario_gas_event {
     int pending; /* 1 while the operation is in flight */
     int target;  /* team rank of the target */
-    int is_put;  /* put: completion needs a flush of the target */
+    int sync;    /* completion step: 0 none, 1 flush target, 2 local flush */
     MPI_Request req;
 } pario_gas_event;
 #define PARIO_GAS_EVENT_INIT {0, 0, 0, MPI_REQUEST_NULL}

@@ -52,7 +52,8 @@ static void test_open_errors(void) {
 
 /* Each rank writes blocks of `blk` ints interleaved with the others through a
  * vector view; the file must hold rank r's values at block slots r, r+n, ... */
-static void write_interleaved(const char *path, const char *ds, int collective) {
+static void write_interleaved(const char *path, const char *ds, int collective, const char *cb,
+                              int cb_nodes) {
     enum { NBLK = 64 };
     const int blk = 3;
     MPI_Info info;
@@ -60,6 +61,12 @@ static void write_interleaved(const char *path, const char *ds, int collective) 
     MPI_Info_set(info, "romio_ds_write", ds);
     MPI_Info_set(info, "romio_ds_read", ds);
     MPI_Info_set(info, "ind_wr_buffer_size", "256");
+    MPI_Info_set(info, "romio_cb_write", collective ? "enable" : "automatic");
+    MPI_Info_set(info, "romio_cb_read", collective ? "enable" : "automatic");
+    MPI_Info_set(info, "cb_buffer_size", cb);
+    char nodes[16];
+    snprintf(nodes, sizeof nodes, "%d", cb_nodes);
+    MPI_Info_set(info, "cb_nodes", nodes);
     pario_file *fh = NULL;
     pario_error err;
     PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
@@ -106,11 +113,18 @@ static void write_interleaved(const char *path, const char *ds, int collective) 
 
 static void test_views(void) {
     const char *modes[] = {"enable", "disable", "automatic"};
-    for (int m = 0; m < 3; m++)
-        for (int coll = 0; coll < 2; coll++) {
+    for (int m = 0; m < 3; m++) {
+        char name[64];
+        snprintf(name, sizeof name, "interleaved-%s", modes[m]);
+        write_interleaved(ptest_path(name), modes[m], 0, "16777216", 1);
+    }
+    /* Two-phase with windows down to 4 bytes and 1 to all aggregators. */
+    const char *cbs[] = {"4", "100", "4096", "16777216"};
+    for (int c = 0; c < 4; c++)
+        for (int nodes = 1; nodes <= nranks; nodes++) {
             char name[64];
-            snprintf(name, sizeof name, "interleaved-%s-%d", modes[m], coll);
-            write_interleaved(ptest_path(name), modes[m], coll);
+            snprintf(name, sizeof name, "twophase-%s-%d", cbs[c], nodes);
+            write_interleaved(ptest_path(name), "automatic", 1, cbs[c], nodes);
         }
 }
 

@@ -41,24 +41,43 @@ struct flat_type {
     int refs;                /* reference count; children are shared */
     int nnodes;
     flat_node *nodes;
+    int64_t *before;         /* nnodes + 1 prefix sums: data bytes in nodes[0..j-1];
+                                lets an iterator seek in O(depth log nnodes) */
 };
 
 /* The flattened form of type, cached on the datatype (an attribute, freed when
  * the datatype is freed). The pointer stays valid until the datatype is freed
  * or flat_release is called on a reference taken with flat_retain. Returns
- * PARIO_OK, PARIO_ERR_TYPE (invalid/uncommitted... type) or PARIO_ERR_NO_MEM. */
+ * PARIO_OK, PARIO_ERR_TYPE (MPI_DATATYPE_NULL, or a type MPI refuses to
+ * decode) or PARIO_ERR_NO_MEM.
+ *
+ * Cache registry: one process-wide MPI datatype keyval, created on the first
+ * call (pthread_once; MPI must be initialized) and never freed. Its delete
+ * callback releases the cached form when the datatype is freed; its copy
+ * callback shares the cached form with MPI_Type_dup copies. A mutex makes the
+ * check-and-attach atomic, so concurrent calls on one datatype agree on one
+ * pointer. Predefined (named) datatypes are cached the same way: both Open
+ * MPI 4.1 and MPICH 4.0 accept attributes on them (MPICH deletes them at
+ * MPI_Finalize, Open MPI keeps them to the end of the process). */
 int flat_get(MPI_Datatype type, const flat_type **out);
 
 /* Build without caching (caller owns; release with flat_release). */
 int flat_build(MPI_Datatype type, flat_type **out);
+/* Reference counting is atomic: any thread may retain or release. */
 void flat_retain(const flat_type *t);
 void flat_release(const flat_type *t);
 
 /* True when one instance is `size` bytes starting at true_lb with no gaps. */
 bool flat_is_contiguous(const flat_type *t);
 
-/* Number of bytes the flattened representation occupies (for memory tests). */
+/* Number of bytes the flattened representation occupies, each shared child
+ * counted once (for memory tests). -1 if the bookkeeping cannot be allocated. */
 int64_t flat_footprint(const flat_type *t);
+
+/* Debug counter: flat_types currently allocated in the process (children
+ * and internal nodes included). Lets a test prove that freeing a datatype
+ * frees its flattened form. */
+int64_t flat_live_count(void);
 
 /* ---- iteration ------------------------------------------------------------------
  * An iterator walks `count` instances of a flat_type placed `extent` bytes
@@ -71,24 +90,32 @@ typedef struct flat_iter_frame {
     int64_t rep;             /* current repetition within the node */
 } flat_iter_frame;
 
+/* Frames kept inside the iterator itself; deeper types use a heap stack. */
+#define FLAT_ITER_INLINE_FRAMES 8
+
+/* All fields are private to flat_iter_*. */
 typedef struct flat_iter {
     const flat_type *type;
     int64_t base;            /* byte address of instance 0 */
     int64_t count;           /* instances to walk */
     int64_t instance;        /* current instance */
-    int64_t skip;            /* bytes still to skip inside the current leaf */
+    int64_t blk_off, blk_len; /* rest of the current block, not yet returned */
     int depth;               /* frames in use */
-    flat_iter_frame *stack;  /* type->depth frames (allocated by flat_iter_init) */
-    int64_t pend_off, pend_len; /* extent being merged, not yet returned */
+    flat_iter_frame *stack;  /* heap frames when type->depth > FLAT_ITER_INLINE_FRAMES */
+    flat_iter_frame frames[FLAT_ITER_INLINE_FRAMES];
     bool done;
 } flat_iter;
 
 /* Start at data byte `skip` (0 = beginning) of the stream of `count`
- * instances; seeking costs O(depth), not O(blocks). count may be
- * INT64_MAX for an endless tiling (file views). Returns PARIO_ERR_NO_MEM. */
+ * instances; seeking costs O(depth) (a binary search per level), not
+ * O(blocks). count may be INT64_MAX for an endless tiling (file views). A
+ * skip at or past the end gives an exhausted iterator. Returns PARIO_OK,
+ * PARIO_ERR_ARG (NULL pointer, negative skip) or PARIO_ERR_NO_MEM (only for
+ * types deeper than FLAT_ITER_INLINE_FRAMES). Always pair with flat_iter_free. */
 int flat_iter_init(flat_iter *it, const flat_type *t, int64_t base, int64_t count, int64_t skip);
 /* Next extent; false when the stream is exhausted. len is at most `max`
- * (a longer block is returned in pieces); pass INT64_MAX for no limit. */
+ * (a longer block is returned in pieces); pass INT64_MAX (or any max <= 0)
+ * for no limit. Never allocates. */
 bool flat_iter_next(flat_iter *it, int64_t max, int64_t *off, int64_t *len);
 void flat_iter_free(flat_iter *it);
 

@@ -1,4 +1,5 @@
 #include "io/indep/access.h"
+#include "io/indep/cursor.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -13,84 +14,6 @@
  * automatic sieving decision uses to weigh extra bytes against extra calls. */
 #define IO_SYSCALL_BYTES ((int64_t)16 << 10)
 
-/* ---- memory side ------------------------------------------------------------ */
-
-typedef struct mem_cursor {
-    char *contig;       /* non-NULL when the user data is one contiguous run */
-    flat_iter it;       /* otherwise: walk of the memory datatype */
-} mem_cursor;
-
-static int mem_open(mem_cursor *m, const flat_type *t, void *buf, MPI_Count count) {
-    m->contig = NULL;
-    if (flat_is_contiguous(t) && (count == 1 || t->size == t->extent)) {
-        m->contig = (char *)buf + t->true_lb;
-        return PARIO_OK;
-    }
-    return flat_iter_init(&m->it, t, (int64_t)(intptr_t)buf, count, 0);
-}
-
-static void mem_close(mem_cursor *m) {
-    if (!m->contig)
-        flat_iter_free(&m->it);
-}
-
-/* Copy the next n bytes of user data into dst (pack) or from src (unpack). */
-static void mem_copy(mem_cursor *m, char *stage, int64_t n, int pack) {
-    int64_t off, len;
-    while (n > 0 && flat_iter_next(&m->it, n, &off, &len)) {
-        char *user = (char *)(intptr_t)off;
-        if (pack)
-            memcpy(stage, user, (size_t)len);
-        else
-            memcpy(user, stage, (size_t)len);
-        stage += len;
-        n -= len;
-    }
-}
-
-/* ---- file side -------------------------------------------------------------- */
-
-/* The view's file extents from a stream position, with one extent of
- * lookahead. A linear view is one endless extent and needs no iterator. */
-typedef struct file_cursor {
-    flat_iter it;
-    int linear;
-    int64_t off, len;   /* pending extent */
-    int has;
-} file_cursor;
-
-static int file_open(file_cursor *c, const io_view *v, int64_t pos) {
-    *c = (file_cursor){.linear = v->linear};
-    if (!v->linear)
-        return view_iter_init(v, &c->it, pos);
-    c->off = v->disp + v->linear_base + pos;
-    c->len = INT64_MAX - c->off;
-    c->has = 1;
-    return PARIO_OK;
-}
-
-static void file_close(file_cursor *c) {
-    if (!c->linear)
-        flat_iter_free(&c->it);
-}
-
-static int file_peek(file_cursor *c, int64_t limit, int64_t *off, int64_t *len) {
-    if (!c->has) {
-        if (!flat_iter_next(&c->it, limit, &c->off, &c->len))
-            return 0;
-        c->has = 1;
-    }
-    *off = c->off;
-    *len = c->len < limit ? c->len : limit;
-    return 1;
-}
-
-static void file_take(file_cursor *c, int64_t n) {
-    c->off += n;
-    c->len -= n;
-    c->has = c->len > 0;
-}
-
 /* A window: pieces of file extents covering at most `win` bytes of file. */
 typedef struct window {
     io_piece *p;
@@ -100,11 +23,11 @@ typedef struct window {
 
 /* Gather the extents of the next at most `avail` stream bytes that fit in a
  * window of `win` bytes of file, stopping at end of file `eof` (reads). */
-static void window_fill(window *w, file_cursor *c, int64_t avail, int64_t win, int64_t eof,
+static void window_fill(window *w, io_file_cursor *c, int64_t avail, int64_t win, int64_t eof,
                         int64_t at, int64_t max_pieces) {
     w->n = w->data = 0;
     int64_t off, len;
-    while (w->data < avail && w->n < max_pieces && file_peek(c, avail - w->data, &off, &len)) {
+    while (w->data < avail && w->n < max_pieces && io_file_peek(c, avail - w->data, &off, &len)) {
         if (off >= eof)
             break;
         if (off + len > eof)
@@ -116,7 +39,7 @@ static void window_fill(window *w, file_cursor *c, int64_t avail, int64_t win, i
         w->p[w->n++] = (io_piece){.off = off, .len = len, .at = at + w->data};
         w->data += len;
         w->end = off + len;
-        file_take(c, len);
+        io_file_take(c, len);
         if (off + len == eof)
             break;
     }
@@ -246,7 +169,7 @@ static int window_move(xfer *x, char *data) {
 
 /* Move n stream bytes of `data` (staged or user memory) through the view.
  * *moved: bytes moved, fewer than n only when a read reaches end of file. */
-static int move_chunk(xfer *x, file_cursor *c, char *data, int64_t n, int64_t *moved) {
+static int move_chunk(xfer *x, io_file_cursor *c, char *data, int64_t n, int64_t *moved) {
     pario_file *fh = x->fh;
     int64_t win = x->write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
     int64_t done = 0;
@@ -280,7 +203,7 @@ static int reserve_pieces(pario_file *fh) {
 
 /* Walk the user data in chunks: pack/unpack noncontiguous memory around
  * move_chunk; contiguous memory goes to the file without a copy. */
-static int run_chunks(xfer *x, mem_cursor *m, file_cursor *c, int64_t total, int64_t *moved) {
+static int run_chunks(xfer *x, io_mem_cursor *m, io_file_cursor *c, int64_t total, int64_t *moved) {
     pario_file *fh = x->fh;
     *moved = 0;
     if (m->contig)
@@ -292,12 +215,12 @@ static int run_chunks(xfer *x, mem_cursor *m, file_cursor *c, int64_t total, int
     while (*moved < total) {
         int64_t n = total - *moved < step ? total - *moved : step, got = 0;
         if (x->write)
-            mem_copy(m, fh->scratch.stage, n, 1);
+            io_mem_copy(m, fh->scratch.stage, n, 1);
         rc = move_chunk(x, c, fh->scratch.stage, n, &got);
         if (rc != PARIO_OK)
             return rc;
         if (!x->write)
-            mem_copy(m, fh->scratch.stage, got, 0);
+            io_mem_copy(m, fh->scratch.stage, got, 0);
         *moved += got;
         if (got < n)
             break;
@@ -339,16 +262,16 @@ int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count
             return rc;
         x.lock = 0; /* the whole span is held already */
     }
-    mem_cursor m;
-    file_cursor c;
-    rc = mem_open(&m, mt, buf, count);
+    io_mem_cursor m;
+    io_file_cursor c;
+    rc = io_mem_open(&m, mt, buf, count, 0);
     if (rc == PARIO_OK) {
-        rc = file_open(&c, &fh->view, pos);
+        rc = io_file_open(&c, &fh->view, pos);
         if (rc == PARIO_OK) {
             rc = run_chunks(&x, &m, &c, total, moved);
-            file_close(&c);
+            io_file_close(&c);
         }
-        mem_close(&m);
+        io_mem_close(&m);
     }
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);

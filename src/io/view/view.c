@@ -14,8 +14,11 @@ int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *wha
                   const char *path, pario_error *err) {
     if (t == MPI_DATATYPE_NULL)
         return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is MPI_DATATYPE_NULL", op, path, what);
-    int size = 0;
-    if (MPI_Pack_size(1, t, comm, &size) != MPI_SUCCESS)
+    /* Open MPI refuses an uncommitted type in MPI_Pack, MPICH in MPI_Pack_size. */
+    int size = 0, position = 0;
+    char probe[1];
+    if (MPI_Pack_size(1, t, comm, &size) != MPI_SUCCESS ||
+        MPI_Pack(probe, 0, t, probe, (int)sizeof probe, &position, comm) != MPI_SUCCESS)
         return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is not a committed datatype", op,
                           path, what);
     return PARIO_OK;

@@ -1,0 +1,39 @@
+/* Two-phase collective I/O: internal pieces shared by the coll folder. */
+#ifndef PARIO_IO_COLL_INTERNAL_H
+#define PARIO_IO_COLL_INTERNAL_H
+
+#include "io/coll/coll.h"
+
+/* What one rank accesses in a collective call: file bytes [first, end)
+ * holding `bytes` data bytes (first == end when it accesses nothing). */
+typedef struct coll_range {
+    int64_t first, end, bytes;
+} coll_range;
+
+/* The aggregators and the file domain each one owns. */
+typedef struct coll_plan {
+    int naggr;
+    int *aggr;           /* rank of aggregator i */
+    int64_t *dom_start;  /* domain i is [dom_start[i], dom_end[i]) */
+    int64_t *dom_end;
+    int64_t unit;        /* stripe unit: windows start at multiples of it */
+    int64_t cycle_bytes; /* window of one aggregator per cycle (cb_buffer_size) */
+    int64_t ncycles;
+    int my_aggr;         /* index of this rank among aggregators, or -1 */
+} coll_plan;
+
+/* Ranks whose ranges overlap or interleave need aggregation; so does any
+ * rank whose access has holes (aggregators then write whole runs). */
+int coll_should_aggregate(const coll_range *r, int n);
+/* Choose aggregators (cb_nodes, spread over ranks) and aligned domains. */
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r);
+void coll_plan_free(coll_plan *p);
+/* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we). */
+void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);
+
+/* Run the exchange-and-I/O cycles. total: this rank's data bytes (already
+ * clipped at end of file for reads). */
+int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, void *buf,
+                  MPI_Count count, MPI_Datatype type, int64_t total);
+
+#endif

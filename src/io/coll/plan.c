@@ -1,0 +1,88 @@
+/* Deciding whether to aggregate, choosing aggregators and file domains. */
+#include <stdlib.h>
+#include "io/coll/coll_internal.h"
+
+static int cmp_range(const void *a, const void *b) {
+    const coll_range *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+int coll_should_aggregate(const coll_range *r, int n) {
+    coll_range *s = malloc((size_t)n * sizeof *s);
+    if (!s)
+        return 1;
+    int m = 0, holes = 0;
+    for (int i = 0; i < n; i++) {
+        if (r[i].end <= r[i].first)
+            continue;
+        holes |= r[i].bytes < r[i].end - r[i].first;
+        s[m++] = r[i];
+    }
+    qsort(s, (size_t)m, sizeof *s, cmp_range);
+    int interleaved = 0;
+    for (int i = 1; i < m; i++)
+        interleaved |= s[i].first < s[i - 1].end;
+    free(s);
+    return interleaved || holes;
+}
+
+static int64_t align_down(int64_t x, int64_t a) { return x / a * a; }
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+void coll_plan_free(coll_plan *p) {
+    free(p->aggr);
+    free(p->dom_start);
+    free(p->dom_end);
+    *p = (coll_plan){0};
+}
+
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int i = 0; i < fh->nranks; i++)
+        if (r[i].end > r[i].first) {
+            lo = r[i].first < lo ? r[i].first : lo;
+            hi = r[i].end > hi ? r[i].end : hi;
+        }
+    *p = (coll_plan){.my_aggr = -1, .cycle_bytes = fh->hints.cb_buffer_size};
+    int naggr = fh->hints.cb_nodes < fh->nranks ? fh->hints.cb_nodes : fh->nranks;
+    p->aggr = malloc((size_t)naggr * sizeof *p->aggr);
+    p->dom_start = malloc((size_t)naggr * sizeof *p->dom_start);
+    p->dom_end = malloc((size_t)naggr * sizeof *p->dom_end);
+    if (!p->aggr || !p->dom_start || !p->dom_end) {
+        coll_plan_free(p);
+        return PARIO_ERR_NO_MEM;
+    }
+    p->naggr = naggr;
+    /* Evenly spaced ranks: with ranks placed node by node this spreads the
+     * aggregators over the nodes. */
+    for (int i = 0; i < naggr; i++) {
+        p->aggr[i] = (int)((int64_t)i * fh->nranks / naggr);
+        if (p->aggr[i] == fh->rank)
+            p->my_aggr = i;
+    }
+    if (lo >= hi) {
+        lo = hi = 0;
+    }
+    /* Domains of whole stripe units, so every aggregator request is aligned. */
+    int64_t unit = fh->hints.striping_unit > 0 ? fh->hints.striping_unit : 1;
+    int64_t base = align_down(lo, unit);
+    int64_t size = align_up((hi - base + naggr - 1) / naggr, unit);
+    int64_t longest = 0;
+    p->unit = unit;
+    for (int i = 0; i < naggr; i++) {
+        int64_t s = base + i * size, e = s + size;
+        p->dom_start[i] = s < lo ? lo : s > hi ? hi : s;
+        p->dom_end[i] = e > hi ? hi : e < p->dom_start[i] ? p->dom_start[i] : e;
+        int64_t reach = p->dom_end[i] - align_down(p->dom_start[i], unit);
+        if (p->dom_end[i] > p->dom_start[i] && reach > longest)
+            longest = reach;
+    }
+    p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+    return PARIO_OK;
+}
+
+void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we) {
+    int64_t base = align_down(p->dom_start[a], p->unit) + k * p->cycle_bytes;
+    *ws = base > p->dom_start[a] ? base : p->dom_start[a];
+    *we = base + p->cycle_bytes < p->dom_end[a] ? base + p->cycle_bytes : p->dom_end[a];
+}

@@ -1,0 +1,389 @@
+/* Two-phase collective I/O.
+ *
+ * The file range all ranks touch is split into one domain per aggregator.
+ * Each cycle every aggregator owns a window of at most cb_buffer_size bytes
+ * of its domain; every rank sends it the (offset, length) pieces of its own
+ * data falling in that window, then the data itself, which lands directly in
+ * place in the aggregator's window buffer (an hindexed receive type), so an
+ * aggregator never holds more than one window. The aggregator then writes
+ * the covered runs (no read at all), or for reads fills the window from the
+ * file and sends each rank its pieces back the same way. */
+#include <stdlib.h>
+#include <string.h>
+#include "common/error.h"
+#include "io/coll/coll_internal.h"
+#include "io/indep/cursor.h"
+#include "io/view/view.h"
+
+/* Message tags of the exchange, distinct from anything else on the file's
+ * private communicator. */
+enum { TAG_META = 0x7a01, TAG_DATA = 0x7a02 };
+/* What one system call costs in bytes of transfer (see indep/access.c). */
+#define COLL_SYSCALL_BYTES ((int64_t)16 << 10)
+
+/* This rank's data bound for one aggregator's domain. */
+typedef struct coll_stream {
+    io_file_cursor file;
+    io_mem_cursor mem;
+    int64_t left; /* data bytes of this rank not yet sent anywhere past here */
+    int open;
+} coll_stream;
+
+typedef struct growbuf {
+    char *p;
+    int64_t cap;
+} growbuf;
+
+typedef struct twophase {
+    pario_file *fh;
+    const coll_plan *p;
+    int write;
+    coll_stream *streams; /* one per aggregator */
+    int64_t *send_cnt;    /* per rank: pieces, bytes I send it this cycle */
+    int64_t *recv_cnt;    /* per rank: pieces, bytes it sends me */
+    int64_t *send_at;     /* per aggregator: first piece index and first data byte */
+    int64_t out_bytes;    /* data bytes this rank moves this cycle */
+    growbuf meta_out, data_out, meta_in, window, pieces;
+    MPI_Request *reqs;
+    MPI_Datatype *types;
+    int rc;               /* first local failure; the cycles go on so nobody waits */
+} twophase;
+
+static int grow(growbuf *g, int64_t bytes) {
+    return io_scratch_reserve(&g->p, &g->cap, bytes > 0 ? bytes : 1);
+}
+
+static void fail(twophase *t, int rc, const char *what) {
+    if (t->rc == PARIO_OK)
+        t->rc = pario_fail(&t->fh->last, rc, "%s %s: %s", t->write ? "write_all" : "read_all",
+                           t->fh->path, what);
+}
+
+/* ---- streams --------------------------------------------------------------------- */
+
+static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count,
+                        const flat_type *mt, int64_t total) {
+    const coll_plan *p = t->p;
+    for (int a = 0; a < p->naggr; a++) {
+        coll_stream *s = &t->streams[a];
+        int64_t start = 0;
+        int rc = view_pos_of_byte(&t->fh->view, p->dom_start[a], &start);
+        if (rc != PARIO_OK)
+            return rc;
+        start = start < pos ? pos : start;
+        s->left = pos + total - start;
+        if (s->left <= 0 || p->dom_end[a] <= p->dom_start[a]) {
+            s->left = 0;
+            continue;
+        }
+        if ((rc = io_file_open(&s->file, &t->fh->view, start)) != PARIO_OK)
+            return rc;
+        if ((rc = io_mem_open(&s->mem, mt, buf, count, start - pos)) != PARIO_OK) {
+            io_file_close(&s->file);
+            return rc;
+        }
+        s->open = 1;
+    }
+    return PARIO_OK;
+}
+
+static void streams_close(twophase *t) {
+    for (int a = 0; a < t->p->naggr; a++)
+        if (t->streams[a].open) {
+            io_file_close(&t->streams[a].file);
+            io_mem_close(&t->streams[a].mem);
+            t->streams[a].open = 0;
+        }
+}
+
+/* ---- phase 1: what goes where ------------------------------------------------------ */
+
+/* Append this rank's pieces inside aggregator a's window [ws, we). */
+static int collect_pieces(twophase *t, int a, int64_t ws, int64_t we, int64_t *npieces,
+                          int64_t *nbytes) {
+    coll_stream *s = &t->streams[a];
+    int64_t off, len;
+    while (s->left > 0 && io_file_peek(&s->file, s->left, &off, &len) && off < we) {
+        if (off < ws)
+            return PARIO_ERR_INTERN; /* the stream skipped a window: a planning bug */
+        len = off + len > we ? we - off : len;
+        int64_t n = *npieces;
+        if (grow(&t->meta_out, (n + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+            return PARIO_ERR_NO_MEM;
+        int64_t *m = (int64_t *)t->meta_out.p;
+        m[2 * n] = off;
+        m[2 * n + 1] = len;
+        if (t->write) {
+            if (grow(&t->data_out, *nbytes + len) != PARIO_OK)
+                return PARIO_ERR_NO_MEM;
+            io_mem_copy(&s->mem, t->data_out.p + *nbytes, len, 1);
+        }
+        io_file_take(&s->file, len);
+        s->left -= len;
+        *npieces = n + 1;
+        *nbytes += len;
+    }
+    return PARIO_OK;
+}
+
+static int collect_cycle(twophase *t, int64_t k) {
+    const coll_plan *p = t->p;
+    int64_t npieces = 0, nbytes = 0;
+    memset(t->send_cnt, 0, 2 * (size_t)t->fh->nranks * sizeof *t->send_cnt);
+    for (int a = 0; a < p->naggr; a++) {
+        int64_t ws, we, n0 = npieces, b0 = nbytes;
+        coll_plan_window(p, a, k, &ws, &we);
+        t->send_at[2 * a] = n0;
+        t->send_at[2 * a + 1] = b0;
+        if (ws < we) {
+            int rc = collect_pieces(t, a, ws, we, &npieces, &nbytes);
+            if (rc != PARIO_OK)
+                return rc;
+        }
+        t->send_cnt[2 * p->aggr[a]] = npieces - n0;
+        t->send_cnt[2 * p->aggr[a] + 1] = nbytes - b0;
+    }
+    t->out_bytes = nbytes;
+    return PARIO_OK;
+}
+
+/* Send my piece lists to the aggregators; aggregators receive everyone's. */
+static int exchange_meta(twophase *t, int64_t *nin) {
+    pario_file *fh = t->fh;
+    int nreq = 0;
+    *nin = 0;
+    for (int r = 0; r < fh->nranks; r++)
+        *nin += t->recv_cnt[2 * r];
+    if (grow(&t->meta_in, *nin * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    int64_t at = 0;
+    for (int r = 0; r < fh->nranks; r++) {
+        int64_t n = t->recv_cnt[2 * r];
+        if (n > 0)
+            MPI_Irecv((int64_t *)t->meta_in.p + 2 * at, (int)(2 * n), MPI_INT64_T, r, TAG_META,
+                      fh->comm, &t->reqs[nreq++]);
+        at += n;
+    }
+    for (int a = 0; a < t->p->naggr; a++) {
+        int dst = t->p->aggr[a];
+        int64_t n = t->send_cnt[2 * dst];
+        if (n > 0)
+            MPI_Isend((int64_t *)t->meta_out.p + 2 * t->send_at[2 * a], (int)(2 * n),
+                      MPI_INT64_T, dst, TAG_META, fh->comm, &t->reqs[nreq++]);
+    }
+    return MPI_Waitall(nreq, t->reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? PARIO_OK
+                                                                           : PARIO_ERR_COMM;
+}
+
+/* The pieces rank r sent, as a datatype over the window buffer starting at ws. */
+static int pieces_type(const int64_t *m, int64_t n, int64_t ws, MPI_Datatype *type) {
+    int *lens = malloc((size_t)n * sizeof *lens);
+    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
+    int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
+    for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
+        disps[i] = (MPI_Aint)(m[2 * i] - ws);
+        lens[i] = (int)m[2 * i + 1];
+    }
+    if (rc == PARIO_OK && (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) !=
+                               MPI_SUCCESS ||
+                           MPI_Type_commit(type) != MPI_SUCCESS))
+        rc = PARIO_ERR_COMM;
+    free(lens);
+    free(disps);
+    return rc;
+}
+
+/* ---- phase 2: the aggregator's file access ------------------------------------------ */
+
+typedef struct run {
+    int64_t off, end;
+} run;
+
+static int cmp_run(const void *a, const void *b) {
+    const run *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Sorted, merged runs of all pieces received this cycle. */
+static int window_runs(twophase *t, int64_t nin, run **out, int64_t *nruns) {
+    if (grow(&t->pieces, nin * (int64_t)sizeof(run)) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    run *r = (run *)t->pieces.p;
+    const int64_t *m = (const int64_t *)t->meta_in.p;
+    for (int64_t i = 0; i < nin; i++)
+        r[i] = (run){m[2 * i], m[2 * i] + m[2 * i + 1]};
+    qsort(r, (size_t)nin, sizeof *r, cmp_run);
+    int64_t n = 0;
+    for (int64_t i = 0; i < nin; i++) {
+        if (n > 0 && r[i].off <= r[n - 1].end) {
+            if (r[i].end > r[n - 1].end)
+                r[n - 1].end = r[i].end;
+        } else {
+            r[n++] = r[i];
+        }
+    }
+    *out = r;
+    *nruns = n;
+    return PARIO_OK;
+}
+
+static int write_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
+    pario_file *fh = t->fh;
+    for (int64_t i = 0; i < n; i++) {
+        int rc = fh->io.drv->pwrite(&fh->io, t->window.p + (r[i].off - ws), r[i].end - r[i].off,
+                                    r[i].off, &fh->last);
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    return PARIO_OK;
+}
+
+static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
+    pario_file *fh = t->fh;
+    if (n == 0)
+        return PARIO_OK;
+    int64_t span = r[n - 1].end - r[0].off, data = 0;
+    for (int64_t i = 0; i < n; i++)
+        data += r[i].end - r[i].off;
+    int whole = span - data < (n - 1) * COLL_SYSCALL_BYTES;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
+        int rc = fh->io.drv->pread(&fh->io, t->window.p + (off - ws), len, off, &got, &fh->last);
+        if (rc != PARIO_OK)
+            return rc;
+        memset(t->window.p + (off - ws) + got, 0, (size_t)(len - got));
+        if (whole)
+            break;
+    }
+    return PARIO_OK;
+}
+
+/* ---- one cycle ---------------------------------------------------------------------- */
+
+/* Post the data transfers: aggregators through per-sender piece types over
+ * the window, the others from/to their packed buffer. */
+static int exchange_data(twophase *t, int64_t ws) {
+    pario_file *fh = t->fh;
+    int nreq = 0, ntypes = 0, rc = PARIO_OK;
+    const int64_t *m = (const int64_t *)t->meta_in.p;
+    if (!t->write && grow(&t->data_out, t->out_bytes) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    for (int r = 0, at = 0; r < fh->nranks; at += (int)t->recv_cnt[2 * r], r++) {
+        int64_t n = t->recv_cnt[2 * r];
+        if (n == 0)
+            continue;
+        if ((rc = pieces_type(m + 2 * at, n, ws, &t->types[ntypes])) != PARIO_OK)
+            break;
+        if (t->write)
+            MPI_Irecv(t->window.p, 1, t->types[ntypes], r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+        else
+            MPI_Isend(t->window.p, 1, t->types[ntypes], r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+        ntypes++;
+    }
+    for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
+        int dst = t->p->aggr[a];
+        int64_t bytes = t->send_cnt[2 * dst + 1];
+        char *at = t->data_out.p + t->send_at[2 * a + 1];
+        if (bytes == 0)
+            continue;
+        if (t->write)
+            MPI_Isend(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+        else
+            MPI_Irecv(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+    }
+    if (MPI_Waitall(nreq, t->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS && rc == PARIO_OK)
+        rc = PARIO_ERR_COMM;
+    for (int i = 0; i < ntypes; i++)
+        MPI_Type_free(&t->types[i]);
+    return rc;
+}
+
+/* Reads: hand the data received from each aggregator to the user's memory. */
+static void unpack_cycle(twophase *t) {
+    for (int a = 0; a < t->p->naggr; a++) {
+        int64_t bytes = t->send_cnt[2 * t->p->aggr[a] + 1];
+        if (bytes > 0)
+            io_mem_copy(&t->streams[a].mem, t->data_out.p + t->send_at[2 * a + 1], bytes, 0);
+    }
+}
+
+static int run_cycle(twophase *t, int64_t k) {
+    pario_file *fh = t->fh;
+    int rc = collect_cycle(t, k);
+    if (rc != PARIO_OK)
+        fail(t, rc, "cannot describe this rank's pieces");
+    if (MPI_Alltoall(t->send_cnt, 2, MPI_INT64_T, t->recv_cnt, 2, MPI_INT64_T, fh->comm) !=
+        MPI_SUCCESS)
+        return PARIO_ERR_COMM;
+    int64_t nin = 0, ws = 0, we = 0, nruns = 0;
+    if ((rc = exchange_meta(t, &nin)) != PARIO_OK)
+        return rc;
+    run *runs = NULL;
+    if (t->p->my_aggr >= 0) {
+        coll_plan_window(t->p, t->p->my_aggr, k, &ws, &we);
+        if (window_runs(t, nin, &runs, &nruns) != PARIO_OK)
+            return PARIO_ERR_NO_MEM;
+        if (!t->write && t->rc == PARIO_OK && (rc = read_runs(t, runs, nruns, ws)) != PARIO_OK)
+            fail(t, rc, "aggregator read failed");
+    }
+    if ((rc = exchange_data(t, ws)) != PARIO_OK)
+        return rc;
+    if (t->write && nruns > 0 && t->rc == PARIO_OK && (rc = write_runs(t, runs, nruns, ws)))
+        t->rc = rc;
+    if (!t->write)
+        unpack_cycle(t);
+    return PARIO_OK;
+}
+
+static int twophase_alloc(twophase *t) {
+    int n = t->fh->nranks;
+    t->streams = calloc((size_t)t->p->naggr, sizeof *t->streams);
+    t->send_cnt = calloc(2 * (size_t)n, sizeof *t->send_cnt);
+    t->recv_cnt = calloc(2 * (size_t)n, sizeof *t->recv_cnt);
+    t->send_at = calloc(2 * (size_t)t->p->naggr, sizeof *t->send_at);
+    t->reqs = calloc(2 * (size_t)n + 2 * (size_t)t->p->naggr, sizeof *t->reqs);
+    t->types = calloc((size_t)n, sizeof *t->types);
+    int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
+    if (!t->streams || !t->send_cnt || !t->recv_cnt || !t->send_at || !t->reqs || !t->types ||
+        grow(&t->window, window) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    return PARIO_OK;
+}
+
+static void twophase_free(twophase *t) {
+    free(t->streams);
+    free(t->send_cnt);
+    free(t->recv_cnt);
+    free(t->send_at);
+    free(t->reqs);
+    free(t->types);
+    free(t->meta_out.p);
+    free(t->data_out.p);
+    free(t->meta_in.p);
+    free(t->window.p);
+    free(t->pieces.p);
+}
+
+int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, void *buf,
+                  MPI_Count count, MPI_Datatype type, int64_t total) {
+    twophase t = {.fh = fh, .p = p, .write = write};
+    const flat_type *mt = NULL;
+    int rc = twophase_alloc(&t);
+    if (rc == PARIO_OK)
+        rc = flat_get(type, &mt);
+    if (rc == PARIO_OK)
+        rc = streams_open(&t, pos, buf, count, mt, total);
+    if (rc != PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
+                   write ? "write_all" : "read_all", fh->path);
+    rc = io_agree(fh->comm, rc, &fh->last);
+    for (int64_t k = 0; rc == PARIO_OK && k < p->ncycles; k++)
+        if ((rc = run_cycle(&t, k)) != PARIO_OK)
+            pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
+                       fh->path);
+    if (rc == PARIO_OK)
+        rc = t.rc;
+    streams_close(&t);
+    twophase_free(&t);
+    return io_agree(fh->comm, rc, &fh->last);
+}
