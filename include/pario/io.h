@@ -62,8 +62,9 @@ int pario_file_get_atomicity(const pario_file *fh, int *flag);
  * etype's size) and have non-negative, monotonically non-decreasing offsets. */
 int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
                         MPI_Datatype filetype, const char *datarep, MPI_Info info);
-/* etype and filetype are returned as the handles given to set_view, not
- * duplicates; datarep must hold MPI_MAX_DATAREP_STRING bytes. */
+/* etype and filetype are the file's own handles (named types as given,
+ * derived types as private duplicates), valid while the view is in effect;
+ * the caller must not free them. datarep must hold MPI_MAX_DATAREP_STRING bytes. */
 int pario_file_get_view(const pario_file *fh, MPI_Offset *disp, MPI_Datatype *etype,
                         MPI_Datatype *filetype, char *datarep);
 
@@ -96,6 +97,23 @@ int pario_file_read_all(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype
                         MPI_Count *bytes);
 int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
                          MPI_Count *bytes);
+
+/* ---- shared file pointer ---------------------------------------------------------
+ * One pointer per open file, shared by all ranks, in etypes of the view (all
+ * ranks must use the same view). Independent calls advance it atomically by
+ * the amount requested, in no particular order between ranks; ordered calls
+ * are collective and access in rank order. set_view resets it to 0. */
+int pario_file_read_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                           MPI_Count *bytes);
+int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Count *bytes);
+int pario_file_read_ordered(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Count *bytes);
+int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, MPI_Count *bytes);
+/* Collective; every rank passes the same offset and whence. */
+int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence);
+int pario_file_get_position_shared(pario_file *fh, MPI_Offset *offset);
 
 #ifdef __cplusplus
 }

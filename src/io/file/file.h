@@ -35,7 +35,17 @@ struct pario_file {
     int atomic;         /* atomic mode (set_atomicity) */
     pario_error last;   /* last failure on this file */
     io_scratch scratch; /* buffers reused by data access on this file */
+    MPI_Win shared_win; /* the shared file pointer: one int64 on rank 0 */
 };
+
+/* Shared file pointer window: created by open, freed by close (collective). */
+int io_shared_create(pario_file *fh, int64_t initial, pario_error *err);
+void io_shared_free(pario_file *fh);
+/* Set the shared pointer (called by one rank; the caller synchronizes). */
+int io_shared_set(pario_file *fh, int64_t etypes);
+
+/* View position of the end of file, in whole etypes (rounded up). */
+int io_eof_position(pario_file *fh, MPI_Offset *etypes);
 
 /* Collective agreement on the outcome of a step every rank took: returns
  * PARIO_OK on all ranks if all succeeded, else on every rank the code and

@@ -88,14 +88,17 @@ static int open_storage(pario_file *fh, pario_error *err) {
     return rc;
 }
 
-/* Position the individual pointer at the end of file for APPEND. */
-static int apply_append(pario_file *fh, pario_error *err) {
-    if (!(fh->amode & MPI_MODE_APPEND))
-        return PARIO_OK;
+/* Both file pointers start at 0, or at the end of file for APPEND. */
+static int init_pointers(pario_file *fh, pario_error *err) {
     int64_t size = 0;
-    int rc = fh->io.drv->get_size(&fh->io, &size, err);
+    int rc = PARIO_OK;
+    if (fh->amode & MPI_MODE_APPEND)
+        rc = fh->io.drv->get_size(&fh->io, &size, err);
+    rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK)
         fh->fp = size;
+    if (rc == PARIO_OK)
+        rc = io_shared_create(fh, size, err);
     return rc;
 }
 
@@ -116,6 +119,7 @@ static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out
     if (!fh)
         return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
     fh->comm = MPI_COMM_NULL;
+    fh->shared_win = MPI_WIN_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
     fh->amode = amode;
@@ -160,7 +164,7 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     if (rc == PARIO_OK)
         rc = open_storage(fh, err);
     if (rc == PARIO_OK)
-        rc = io_agree(fh->comm, apply_append(fh, err), err);
+        rc = init_pointers(fh, err);
     if (rc != PARIO_OK) {
         if (fh->io.fd >= 0)
             fh->io.drv->close(&fh->io, NULL);
@@ -176,6 +180,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     pario_file *fh = pfh ? *pfh : NULL;
     if (!fh)
         return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
+    io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, rc, err);
     if (fh->amode & MPI_MODE_DELETE_ON_CLOSE) {

@@ -119,6 +119,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
     if (rc == PARIO_OK) {
         fh->fp = 0;
         io_hints_apply_info(&fh->hints, info);
+        rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);
     }
     return io_file_result(fh, rc);
 }
@@ -143,13 +144,9 @@ int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
     if (whence == MPI_SEEK_CUR) {
         base = fh->fp;
     } else if (whence == MPI_SEEK_END) {
-        int64_t size = 0, pos = 0;
-        int rc = fh->io.drv->get_size(&fh->io, &size, err);
-        if (rc == PARIO_OK)
-            rc = view_pos_of_byte(&fh->view, size, &pos);
+        int rc = io_eof_position(fh, &base);
         if (rc != PARIO_OK)
             return io_file_result(fh, rc);
-        base = (pos + fh->view.etype_size - 1) / fh->view.etype_size;
     } else if (whence != MPI_SEEK_SET) {
         return io_file_result(fh, pario_fail(err, PARIO_ERR_ARG, "seek %s: invalid whence %d",
                                              fh->path, whence));
@@ -160,6 +157,15 @@ int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
                                              (long long)(base + offset)));
     fh->fp = base + offset;
     return io_file_result(fh, PARIO_OK);
+}
+
+int io_eof_position(pario_file *fh, MPI_Offset *etypes) {
+    int64_t size = 0, pos = 0;
+    int rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
+    if (rc == PARIO_OK)
+        rc = view_pos_of_byte(&fh->view, size, &pos);
+    *etypes = (pos + fh->view.etype_size - 1) / fh->view.etype_size;
+    return rc;
 }
 
 int pario_file_get_position(const pario_file *fh, MPI_Offset *offset) {

@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "io/coll/coll.h"
 #include "io/indep/access.h"
+#include "io/indep/rw.h"
 
 int io_check_readable(pario_file *fh, const char *op) {
     if (fh->amode & MPI_MODE_WRONLY)
@@ -46,17 +47,9 @@ int io_check_buffer(pario_file *fh, MPI_Count count, MPI_Datatype type, const ch
     return PARIO_OK;
 }
 
-/* Everything a data call checks before it moves a byte. */
-typedef struct rw_call {
-    const char *op;
-    int write;
-    int explicit_offset;
-    MPI_Offset offset; /* in etypes, when explicit */
-} rw_call;
-
-static int rw_check(pario_file *fh, const rw_call *c, MPI_Count count, MPI_Datatype type) {
+int io_rw_check(pario_file *fh, const rw_call *c, MPI_Count count, MPI_Datatype type) {
     int rc = c->write ? io_check_writable(fh, c->op) : io_check_readable(fh, c->op);
-    if (rc == PARIO_OK && c->explicit_offset)
+    if (rc == PARIO_OK && c->explicit_offset && !c->shared)
         rc = io_check_explicit_offset(fh, c->offset, c->op);
     if (rc == PARIO_OK)
         rc = io_check_buffer(fh, count, type, c->op);
@@ -72,10 +65,10 @@ static void rw_advance(pario_file *fh, const rw_call *c, int64_t moved) {
         fh->fp += moved / fh->view.etype_size;
 }
 
-static int rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
-                          MPI_Datatype type, MPI_Count *bytes) {
+int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
+                      MPI_Datatype type, MPI_Count *bytes) {
     int64_t moved = 0;
-    int rc = rw_check(fh, c, count, type);
+    int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK)
         rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
     rw_advance(fh, c, moved);
@@ -84,10 +77,10 @@ static int rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count
     return io_file_result(fh, rc);
 }
 
-static int rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
-                         MPI_Datatype type, MPI_Count *bytes) {
+int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
+                     MPI_Datatype type, MPI_Count *bytes) {
     int64_t moved = 0;
-    int rc = io_agree(fh->comm, rw_check(fh, c, count, type), &fh->last);
+    int rc = io_agree(fh->comm, io_rw_check(fh, c, count, type), &fh->last);
     if (rc == PARIO_OK)
         rc = io_coll_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
     rw_advance(fh, c, moved);
@@ -98,48 +91,48 @@ static int rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count 
 
 int pario_file_read_at(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
                        MPI_Datatype type, MPI_Count *bytes) {
-    rw_call c = {"read_at", 0, 1, offset};
-    return rw_independent(fh, &c, buf, count, type, bytes);
+    rw_call c = {"read_at", 0, 1, 0, offset};
+    return io_rw_independent(fh, &c, buf, count, type, bytes);
 }
 
 int pario_file_write_at(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
                         MPI_Datatype type, MPI_Count *bytes) {
-    rw_call c = {"write_at", 1, 1, offset};
-    return rw_independent(fh, &c, (void *)buf, count, type, bytes);
+    rw_call c = {"write_at", 1, 1, 0, offset};
+    return io_rw_independent(fh, &c, (void *)buf, count, type, bytes);
 }
 
 int pario_file_read(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                     MPI_Count *bytes) {
-    rw_call c = {"read", 0, 0, 0};
-    return rw_independent(fh, &c, buf, count, type, bytes);
+    rw_call c = {"read", 0, 0, 0, 0};
+    return io_rw_independent(fh, &c, buf, count, type, bytes);
 }
 
 int pario_file_write(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
                      MPI_Count *bytes) {
-    rw_call c = {"write", 1, 0, 0};
-    return rw_independent(fh, &c, (void *)buf, count, type, bytes);
+    rw_call c = {"write", 1, 0, 0, 0};
+    return io_rw_independent(fh, &c, (void *)buf, count, type, bytes);
 }
 
 int pario_file_read_at_all(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
                            MPI_Datatype type, MPI_Count *bytes) {
-    rw_call c = {"read_at_all", 0, 1, offset};
-    return rw_collective(fh, &c, buf, count, type, bytes);
+    rw_call c = {"read_at_all", 0, 1, 0, offset};
+    return io_rw_collective(fh, &c, buf, count, type, bytes);
 }
 
 int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf,
                             MPI_Count count, MPI_Datatype type, MPI_Count *bytes) {
-    rw_call c = {"write_at_all", 1, 1, offset};
-    return rw_collective(fh, &c, (void *)buf, count, type, bytes);
+    rw_call c = {"write_at_all", 1, 1, 0, offset};
+    return io_rw_collective(fh, &c, (void *)buf, count, type, bytes);
 }
 
 int pario_file_read_all(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Count *bytes) {
-    rw_call c = {"read_all", 0, 0, 0};
-    return rw_collective(fh, &c, buf, count, type, bytes);
+    rw_call c = {"read_all", 0, 0, 0, 0};
+    return io_rw_collective(fh, &c, buf, count, type, bytes);
 }
 
 int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
                          MPI_Count *bytes) {
-    rw_call c = {"write_all", 1, 0, 0};
-    return rw_collective(fh, &c, (void *)buf, count, type, bytes);
+    rw_call c = {"write_all", 1, 0, 0, 0};
+    return io_rw_collective(fh, &c, (void *)buf, count, type, bytes);
 }

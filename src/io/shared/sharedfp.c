@@ -1,0 +1,179 @@
+/* The shared file pointer: one 64-bit counter (in etypes) on rank 0 of the
+ * file's communicator, advanced with MPI's atomic fetch-and-add, so no rank
+ * ever waits for another to take a turn and no hidden file is needed.
+ * Ordered calls compute every rank's place with a prefix sum and advance the
+ * counter once for the whole group. */
+#include "common/error.h"
+#include "io/coll/coll.h"
+#include "io/file/file.h"
+#include "io/indep/rw.h"
+
+int io_shared_create(pario_file *fh, int64_t initial, pario_error *err) {
+    int64_t *base = NULL;
+    MPI_Aint size = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
+    int rc = MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, &base,
+                              &fh->shared_win);
+    if (rc != MPI_SUCCESS) {
+        fh->shared_win = MPI_WIN_NULL;
+        return pario_fail(err, PARIO_ERR_COMM, "open %s: cannot create the shared file pointer",
+                          fh->path);
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, fh->shared_win);
+    rc = fh->rank == 0 ? io_shared_set(fh, initial) : PARIO_OK;
+    if (rc != PARIO_OK)
+        pario_fail(err, rc, "open %s: cannot set the shared file pointer", fh->path);
+    return io_agree(fh->comm, rc, err);
+}
+
+void io_shared_free(pario_file *fh) {
+    if (fh->shared_win == MPI_WIN_NULL)
+        return;
+    MPI_Win_unlock_all(fh->shared_win);
+    MPI_Win_free(&fh->shared_win);
+}
+
+int io_shared_set(pario_file *fh, int64_t etypes) {
+    if (MPI_Accumulate(&etypes, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, MPI_REPLACE,
+                       fh->shared_win) != MPI_SUCCESS ||
+        MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
+        return PARIO_ERR_COMM;
+    return PARIO_OK;
+}
+
+/* Atomically add n etypes; *old gets the value before. n = 0 reads it. */
+static int shared_fetch_add(pario_file *fh, int64_t n, int64_t *old) {
+    MPI_Op op = n ? MPI_SUM : MPI_NO_OP;
+    if (MPI_Fetch_and_op(&n, old, MPI_INT64_T, 0, 0, op, fh->shared_win) != MPI_SUCCESS ||
+        MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
+        return pario_fail(&fh->last, PARIO_ERR_COMM, "%s: shared file pointer update failed",
+                          fh->path);
+    return PARIO_OK;
+}
+
+/* Etypes covered by count instances of type (whole etypes checked before). */
+static int64_t etypes_of(const pario_file *fh, MPI_Count count, MPI_Datatype type) {
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
+    return (int64_t)(count * size) / fh->view.etype_size;
+}
+
+static int shared_independent(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
+                              MPI_Datatype type, MPI_Count *bytes) {
+    int64_t at = 0;
+    int rc = io_rw_check(fh, c, count, type);
+    if (rc == PARIO_OK)
+        rc = shared_fetch_add(fh, etypes_of(fh, count, type), &at);
+    if (rc != PARIO_OK) {
+        if (bytes)
+            *bytes = 0;
+        return io_file_result(fh, rc);
+    }
+    c->offset = at;
+    return io_rw_independent(fh, c, buf, count, type, bytes);
+}
+
+/* Rank r accesses after ranks 0..r-1: a prefix sum of the amounts, and one
+ * fetch-and-add of the total by rank 0. */
+static int shared_ordered(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
+                          MPI_Datatype type, MPI_Count *bytes) {
+    int rc = io_agree(fh->comm, io_rw_check(fh, c, count, type), &fh->last);
+    if (rc != PARIO_OK) {
+        if (bytes)
+            *bytes = 0;
+        return io_file_result(fh, rc);
+    }
+    int64_t mine = etypes_of(fh, count, type), before = 0, total = 0, base = 0;
+    MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, fh->comm);
+    MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, fh->comm);
+    if (fh->rank == 0) {
+        before = 0;
+        rc = shared_fetch_add(fh, total, &base);
+    }
+    rc = io_agree(fh->comm, rc, &fh->last);
+    if (rc == PARIO_OK)
+        MPI_Bcast(&base, 1, MPI_INT64_T, 0, fh->comm);
+    if (rc != PARIO_OK)
+        return io_file_result(fh, rc);
+    c->offset = base + before;
+    return io_rw_collective(fh, c, buf, count, type, bytes);
+}
+
+int pario_file_read_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                           MPI_Count *bytes) {
+    rw_call c = {"read_shared", 0, 1, 1, 0};
+    return shared_independent(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"write_shared", 1, 1, 1, 0};
+    return shared_independent(fh, &c, (void *)buf, count, type, bytes);
+}
+
+int pario_file_read_ordered(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Count *bytes) {
+    rw_call c = {"read_ordered", 0, 1, 1, 0};
+    return shared_ordered(fh, &c, buf, count, type, bytes);
+}
+
+int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, MPI_Count *bytes) {
+    rw_call c = {"write_ordered", 1, 1, 1, 0};
+    return shared_ordered(fh, &c, (void *)buf, count, type, bytes);
+}
+
+/* All ranks must pass the same offset and whence. */
+static int check_same_seek(pario_file *fh, MPI_Offset offset, int whence) {
+    long long mine[4] = {offset, -offset, whence, -whence}, all[4];
+    if (MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, fh->comm) != MPI_SUCCESS)
+        return pario_fail(&fh->last, PARIO_ERR_COMM, "seek_shared %s: agreement failed",
+                          fh->path);
+    if (all[0] != -all[1] || all[2] != -all[3])
+        return pario_fail(&fh->last, PARIO_ERR_NOT_SAME,
+                          "seek_shared %s: ranks passed different offsets or whence", fh->path);
+    return PARIO_OK;
+}
+
+static int seek_target(pario_file *fh, MPI_Offset offset, int whence, int64_t *target) {
+    int64_t base = 0;
+    int rc = PARIO_OK;
+    if (whence == MPI_SEEK_CUR)
+        rc = shared_fetch_add(fh, 0, &base);
+    else if (whence == MPI_SEEK_END) {
+        MPI_Offset eof = 0;
+        rc = io_eof_position(fh, &eof);
+        base = eof;
+    }
+    else if (whence != MPI_SEEK_SET)
+        return pario_fail(&fh->last, PARIO_ERR_ARG, "seek_shared %s: invalid whence %d",
+                          fh->path, whence);
+    if (rc == PARIO_OK && base + offset < 0)
+        rc = pario_fail(&fh->last, PARIO_ERR_ARG, "seek_shared %s: position %lld would be negative",
+                        fh->path, (long long)(base + offset));
+    *target = base + offset;
+    return rc;
+}
+
+int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence) {
+    int rc = PARIO_OK;
+    int64_t target = 0;
+    if (fh->amode & MPI_MODE_SEQUENTIAL)
+        rc = pario_fail(&fh->last, PARIO_ERR_UNSUPPORTED_OPERATION,
+                        "seek_shared %s: not allowed on a file opened SEQUENTIAL", fh->path);
+    rc = io_agree(fh->comm, rc, &fh->last);
+    if (rc == PARIO_OK)
+        rc = io_agree(fh->comm, check_same_seek(fh, offset, whence), &fh->last);
+    if (rc == PARIO_OK && fh->rank == 0) {
+        rc = seek_target(fh, offset, whence, &target);
+        if (rc == PARIO_OK)
+            rc = io_shared_set(fh, target);
+    }
+    return io_file_result(fh, io_agree(fh->comm, rc, &fh->last));
+}
+
+int pario_file_get_position_shared(pario_file *fh, MPI_Offset *offset) {
+    int64_t at = 0;
+    int rc = shared_fetch_add(fh, 0, &at);
+    *offset = at;
+    return io_file_result(fh, rc);
+}
