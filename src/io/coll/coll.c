@@ -66,7 +66,7 @@ int io_coll_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
         return io_agree(fh->comm, rc, &fh->last);
     }
     coll_plan plan;
-    rc = coll_plan_make(&plan, fh, all);
+    rc = coll_plan_make(&plan, fh, all, write);
     free(all);
     if (rc != PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: out of memory", write ? "write_all" : "read_all",

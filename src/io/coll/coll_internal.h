@@ -17,7 +17,9 @@ typedef struct coll_plan {
     int64_t *dom_start;  /* domain i is [dom_start[i], dom_end[i]) */
     int64_t *dom_end;
     int64_t unit;        /* stripe unit: windows start at multiples of it */
-    int64_t cycle_bytes; /* window of one aggregator per cycle (cb_buffer_size) */
+    int64_t cycle_bytes; /* window of one aggregator per cycle */
+    int halved;          /* writes over several cycles: two windows of cb_buffer_size / 2,
+                            one exchanged while the other is stored */
     int64_t ncycles;
     int my_aggr;         /* index of this rank among aggregators, or -1 */
 } coll_plan;
@@ -26,7 +28,7 @@ typedef struct coll_plan {
  * rank whose access has holes (aggregators then write whole runs). */
 int coll_should_aggregate(const coll_range *r, int n);
 /* Choose aggregators (cb_nodes, spread over ranks) and aligned domains. */
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r);
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write);
 void coll_plan_free(coll_plan *p);
 /* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we). */
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);

@@ -36,7 +36,7 @@ void coll_plan_free(coll_plan *p) {
     *p = (coll_plan){0};
 }
 
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r) {
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write) {
     int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < fh->nranks; i++)
         if (r[i].end > r[i].first) {
@@ -78,6 +78,11 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r) {
             longest = reach;
     }
     p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+    if (write && p->ncycles > 1 && p->cycle_bytes >= 2) {
+        p->halved = 1;
+        p->cycle_bytes /= 2;
+        p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+    }
     return PARIO_OK;
 }
 

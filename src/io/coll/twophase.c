@@ -7,7 +7,13 @@
  * place in the aggregator's window buffer (an hindexed receive type), so an
  * aggregator never holds more than one window. The aggregator then writes
  * the covered runs (no read at all), or for reads fills the window from the
- * file and sends each rank its pieces back the same way. */
+ * file and sends each rank its pieces back the same way.
+ *
+ * Writes over several cycles are pipelined: the window is split into two
+ * halves, and while a background writer (plain pwrite calls, never MPI)
+ * stores cycle k from one half, the exchange of cycle k+1 fills the other.
+ * The aggregator still holds at most cb_buffer_size bytes. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
@@ -34,6 +40,18 @@ typedef struct growbuf {
     int64_t cap;
 } growbuf;
 
+/* One cycle's store, run by a background thread. */
+typedef struct writer {
+    pthread_t thread;
+    io_handle *io;
+    const char *window;
+    const struct run *runs;
+    int64_t nruns, ws;
+    int slot; /* the half of the window it reads */
+    int rc;
+    pario_error err; /* the thread's own record: fh->last belongs to the caller */
+} writer;
+
 typedef struct twophase {
     pario_file *fh;
     const coll_plan *p;
@@ -43,7 +61,10 @@ typedef struct twophase {
     int64_t *recv_cnt;    /* per rank: pieces, bytes it sends me */
     int64_t *send_at;     /* per aggregator: first piece index and first data byte */
     int64_t out_bytes;    /* data bytes this rank moves this cycle */
-    growbuf meta_out, data_out, meta_in, window, pieces;
+    growbuf meta_out, data_out, meta_in;
+    growbuf window[2], pieces[2]; /* cycle k uses slot k % 2 when pipelined, else slot 0 */
+    int pipelined;
+    struct writer *writer;        /* background store of the previous cycle, or NULL */
     MPI_Request *reqs;
     MPI_Datatype *types;
     int rc;               /* first local failure; the cycles go on so nobody waits */
@@ -205,10 +226,10 @@ static int cmp_run(const void *a, const void *b) {
 }
 
 /* Sorted, merged runs of all pieces received this cycle. */
-static int window_runs(twophase *t, int64_t nin, run **out, int64_t *nruns) {
-    if (grow(&t->pieces, nin * (int64_t)sizeof(run)) != PARIO_OK)
+static int window_runs(twophase *t, int slot, int64_t nin, run **out, int64_t *nruns) {
+    if (grow(&t->pieces[slot], nin * (int64_t)sizeof(run)) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
-    run *r = (run *)t->pieces.p;
+    run *r = (run *)t->pieces[slot].p;
     const int64_t *m = (const int64_t *)t->meta_in.p;
     for (int64_t i = 0; i < nin; i++)
         r[i] = (run){m[2 * i], m[2 * i] + m[2 * i + 1]};
@@ -227,15 +248,54 @@ static int window_runs(twophase *t, int64_t nin, run **out, int64_t *nruns) {
     return PARIO_OK;
 }
 
-static int write_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
-    pario_file *fh = t->fh;
+static int write_runs(io_handle *io, const char *window, const run *r, int64_t n, int64_t ws,
+                      pario_error *err) {
     for (int64_t i = 0; i < n; i++) {
-        int rc = fh->io.drv->pwrite(&fh->io, t->window.p + (r[i].off - ws), r[i].end - r[i].off,
-                                    r[i].off, &fh->last);
+        int rc = io->drv->pwrite(io, window + (r[i].off - ws), r[i].end - r[i].off, r[i].off, err);
         if (rc != PARIO_OK)
             return rc;
     }
     return PARIO_OK;
+}
+
+static void *writer_main(void *arg) {
+    writer *w = arg;
+    w->rc = write_runs(w->io, w->window, w->runs, w->nruns, w->ws, &w->err);
+    return NULL;
+}
+
+/* Wait for the background store of the previous cycle; its failure becomes ours. */
+static void writer_join(twophase *t) {
+    if (!t->writer)
+        return;
+    pthread_join(t->writer->thread, NULL);
+    if (t->writer->rc != PARIO_OK && t->rc == PARIO_OK) {
+        t->fh->last = t->writer->err;
+        t->rc = t->writer->rc;
+    }
+    free(t->writer);
+    t->writer = NULL;
+}
+
+/* Store a cycle's runs: in the background when pipelined (joined before
+ * its half of the window is reused), else right here. */
+static void store_cycle(twophase *t, int slot, const run *runs, int64_t nruns, int64_t ws) {
+    pario_file *fh = t->fh;
+    if (t->pipelined) {
+        writer *w = calloc(1, sizeof *w);
+        if (w) {
+            *w = (writer){.io = &fh->io, .window = t->window[slot].p, .runs = runs,
+                          .nruns = nruns, .ws = ws, .slot = slot};
+            if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
+                t->writer = w;
+                return;
+            }
+            free(w);
+        }
+    }
+    int rc = write_runs(&fh->io, t->window[slot].p, runs, nruns, ws, &fh->last);
+    if (rc != PARIO_OK && t->rc == PARIO_OK)
+        t->rc = rc;
 }
 
 static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
@@ -248,10 +308,11 @@ static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
     int whole = span - data < (n - 1) * COLL_SYSCALL_BYTES;
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
-        int rc = fh->io.drv->pread(&fh->io, t->window.p + (off - ws), len, off, &got, &fh->last);
+        char *at = t->window[0].p + (off - ws);
+        int rc = fh->io.drv->pread(&fh->io, at, len, off, &got, &fh->last);
         if (rc != PARIO_OK)
             return rc;
-        memset(t->window.p + (off - ws) + got, 0, (size_t)(len - got));
+        memset(at + got, 0, (size_t)(len - got));
         if (whole)
             break;
     }
@@ -262,7 +323,7 @@ static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
 
 /* Post the data transfers: aggregators through per-sender piece types over
  * the window, the others from/to their packed buffer. */
-static int exchange_data(twophase *t, int64_t ws) {
+static int exchange_data(twophase *t, int slot, int64_t ws) {
     pario_file *fh = t->fh;
     int nreq = 0, ntypes = 0, rc = PARIO_OK;
     const int64_t *m = (const int64_t *)t->meta_in.p;
@@ -275,9 +336,11 @@ static int exchange_data(twophase *t, int64_t ws) {
         if ((rc = pieces_type(m + 2 * at, n, ws, &t->types[ntypes])) != PARIO_OK)
             break;
         if (t->write)
-            MPI_Irecv(t->window.p, 1, t->types[ntypes], r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Irecv(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
+                      &t->reqs[nreq++]);
         else
-            MPI_Isend(t->window.p, 1, t->types[ntypes], r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Isend(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
+                      &t->reqs[nreq++]);
         ntypes++;
     }
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
@@ -309,6 +372,7 @@ static void unpack_cycle(twophase *t) {
 
 static int run_cycle(twophase *t, int64_t k) {
     pario_file *fh = t->fh;
+    int slot = t->pipelined ? (int)(k % 2) : 0;
     int rc = collect_cycle(t, k);
     if (rc != PARIO_OK)
         fail(t, rc, "cannot describe this rank's pieces");
@@ -319,17 +383,22 @@ static int run_cycle(twophase *t, int64_t k) {
     if ((rc = exchange_meta(t, &nin)) != PARIO_OK)
         return rc;
     run *runs = NULL;
+    if (t->writer && t->writer->slot == slot)
+        writer_join(t); /* this half is about to be refilled */
     if (t->p->my_aggr >= 0) {
         coll_plan_window(t->p, t->p->my_aggr, k, &ws, &we);
-        if (window_runs(t, nin, &runs, &nruns) != PARIO_OK)
+        if (window_runs(t, slot, nin, &runs, &nruns) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
         if (!t->write && t->rc == PARIO_OK && (rc = read_runs(t, runs, nruns, ws)) != PARIO_OK)
             fail(t, rc, "aggregator read failed");
     }
-    if ((rc = exchange_data(t, ws)) != PARIO_OK)
+    if ((rc = exchange_data(t, slot, ws)) != PARIO_OK)
         return rc;
-    if (t->write && nruns > 0 && t->rc == PARIO_OK && (rc = write_runs(t, runs, nruns, ws)))
-        t->rc = rc;
+    if (t->write && nruns > 0) {
+        writer_join(t); /* one store at a time: the previous cycle's, from the other half */
+        if (t->rc == PARIO_OK)
+            store_cycle(t, slot, runs, nruns, ws);
+    }
     if (!t->write)
         unpack_cycle(t);
     return PARIO_OK;
@@ -345,7 +414,8 @@ static int twophase_alloc(twophase *t) {
     t->types = calloc((size_t)n, sizeof *t->types);
     int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
     if (!t->streams || !t->send_cnt || !t->recv_cnt || !t->send_at || !t->reqs || !t->types ||
-        grow(&t->window, window) != PARIO_OK)
+        grow(&t->window[0], window) != PARIO_OK ||
+        (t->pipelined && grow(&t->window[1], window) != PARIO_OK))
         return PARIO_ERR_NO_MEM;
     return PARIO_OK;
 }
@@ -360,13 +430,15 @@ static void twophase_free(twophase *t) {
     free(t->meta_out.p);
     free(t->data_out.p);
     free(t->meta_in.p);
-    free(t->window.p);
-    free(t->pieces.p);
+    for (int i = 0; i < 2; i++) {
+        free(t->window[i].p);
+        free(t->pieces[i].p);
+    }
 }
 
 int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, void *buf,
                   MPI_Count count, MPI_Datatype type, int64_t total) {
-    twophase t = {.fh = fh, .p = p, .write = write};
+    twophase t = {.fh = fh, .p = p, .write = write, .pipelined = write && p->halved};
     const flat_type *mt = NULL;
     int rc = twophase_alloc(&t);
     if (rc == PARIO_OK)
@@ -381,6 +453,7 @@ int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, vo
         if ((rc = run_cycle(&t, k)) != PARIO_OK)
             pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
                        fh->path);
+    writer_join(&t);
     if (rc == PARIO_OK)
         rc = t.rc;
     streams_close(&t);

@@ -157,7 +157,8 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK) {
         fh->nnodes = count_nodes(fh->comm);
-        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nnodes);
+        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks,
+                          fh->nnodes);
         io_hints_resolve(&fh->hints, info);
         rc = view_init_default(&fh->view, fh->comm, path, err);
     }

@@ -13,13 +13,20 @@
 /* Data sieving windows (the ROMIO defaults users know: 4 MiB read, 512 KiB write). */
 #define IO_DEFAULT_IND_RD_BUFFER ((int64_t)4 << 20)
 #define IO_DEFAULT_IND_WR_BUFFER ((int64_t)512 << 10)
+/* Aggregators per node by default: copying into the page cache scales with
+ * the cores of a node, so one aggregator per node (ROMIO's default) leaves
+ * most of a node's memory bandwidth unused; more than a few adds exchange
+ * messages without adding bandwidth. */
+#define IO_AGGREGATORS_PER_NODE 4
 /* Longest line read from a $PARIO_HINTS file. */
 #define IO_HINT_LINE_MAX 1024
 
-void io_hints_defaults(io_hints *h, int64_t block_size, int nnodes) {
+void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) {
     memset(h, 0, sizeof *h);
     h->cb_buffer_size = IO_DEFAULT_CB_BUFFER;
-    h->cb_nodes = nnodes > 0 ? nnodes : 1;
+    nnodes = nnodes > 0 ? nnodes : 1;
+    int per_node = (nranks + nnodes - 1) / nnodes;
+    h->cb_nodes = nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
     h->cb_read = h->cb_write = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;

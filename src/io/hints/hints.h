@@ -30,7 +30,7 @@ typedef struct io_hints {
 } io_hints;
 
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
-void io_hints_defaults(io_hints *h, int64_t block_size, int nnodes);
+void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
 /* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */
 void io_hints_resolve(io_hints *h, MPI_Info info);
 /* Apply only info (set_info, set_view). */
