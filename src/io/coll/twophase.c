@@ -168,6 +168,12 @@ static int collect_cycle(twophase *t, int64_t k) {
     return PARIO_OK;
 }
 
+static int wait_all(MPI_Request *reqs, int n) {
+    if (n == 0)
+        return PARIO_OK;
+    return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+}
+
 /* Send my piece lists to the aggregators; aggregators receive everyone's. */
 static int exchange_meta(twophase *t, int64_t *nin) {
     pario_file *fh = t->fh;
@@ -192,8 +198,7 @@ static int exchange_meta(twophase *t, int64_t *nin) {
             MPI_Isend((int64_t *)t->meta_out.p + 2 * t->send_at[2 * a], (int)(2 * n),
                       MPI_INT64_T, dst, TAG_META, fh->comm, &t->reqs[nreq++]);
     }
-    return MPI_Waitall(nreq, t->reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? PARIO_OK
-                                                                           : PARIO_ERR_COMM;
+    return wait_all(t->reqs, nreq);
 }
 
 /* The pieces rank r sent, as a datatype over the window buffer starting at ws. */
@@ -354,8 +359,9 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
         else
             MPI_Irecv(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
     }
-    if (MPI_Waitall(nreq, t->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS && rc == PARIO_OK)
-        rc = PARIO_ERR_COMM;
+    int wrc = wait_all(t->reqs, nreq);
+    if (rc == PARIO_OK)
+        rc = wrc;
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
     return rc;

@@ -10,9 +10,23 @@
  *
  * Built by decoding MPI_Type_get_envelope / MPI_Type_get_contents for every
  * combiner (named, dup, contiguous, vector, hvector, indexed, hindexed,
- * indexed_block, hindexed_block, struct, subarray, darray, resized and their
- * nesting). Zero-length blocks are dropped. Leaves that follow one another in
- * memory are merged where that keeps the structure compact.
+ * indexed_block, hindexed_block, struct, subarray, darray, resized, the
+ * Fortran parameterized types, the MPI-1 *_INTEGER combiners where mpi.h
+ * defines them, and their nesting). Subarrays and darrays become one level of
+ * nodes per dimension (O(ndims) nodes whatever the array size).
+ *
+ * Kept compact as it is built: zero-length blocks are dropped; a repeated
+ * single-block child is collapsed into its parent node; a leaf repeated at a
+ * stride equal to its length is one longer leaf; a block that continues the
+ * progression of the previous node (same block, next position) extends it,
+ * so even a million indexed displacements in arithmetic progression fold
+ * into one node; touching leaves merge. Children are shared, not copied,
+ * except that a single instance of a child of at most a few nodes is
+ * inlined. Every node has count >= 1 and len >= 1, so an iterator never
+ * meets an empty level.
+ *
+ * Thread safety: a flat_type is immutable once built; reference counts are
+ * atomic; flat_get is safe to call concurrently (see the registry below).
  */
 #ifndef PARIO_IO_FLAT_H
 #define PARIO_IO_FLAT_H
@@ -24,32 +38,38 @@
 typedef struct flat_type flat_type;
 
 typedef struct flat_node {
-    int64_t disp;            /* bytes from the start of the instance to repetition 0 */
-    int64_t count;           /* repetitions, >= 1 */
-    int64_t stride;          /* bytes between repetitions (may be negative or 0) */
-    int64_t len;             /* leaf: bytes per block; non-leaf: child->size */
-    const flat_type *child;  /* NULL for a leaf */
+    int64_t disp;           /* bytes from the start of the instance to repetition 0 */
+    int64_t count;          /* repetitions, >= 1 */
+    int64_t stride;         /* bytes between repetitions (may be negative or 0) */
+    int64_t len;            /* leaf: bytes per block; non-leaf: child->size */
+    const flat_type *child; /* NULL for a leaf */
 } flat_node;
 
 struct flat_type {
-    int64_t size;            /* data bytes in one instance (MPI_Type_size) */
-    int64_t lb, extent;      /* MPI_Type_get_extent */
-    int64_t true_lb, true_extent;
-    int depth;               /* 1 for only leaves; 1 + max child depth otherwise */
-    bool monotonic;          /* block offsets non-decreasing and non-overlapping
-                                in typemap order (required of file types) */
-    int refs;                /* reference count; children are shared */
+    int64_t size;                 /* data bytes in one instance (MPI_Type_size) */
+    int64_t lb, extent;           /* MPI_Type_get_extent */
+    int64_t true_lb, true_extent; /* bounds of the data bytes: MPI_Type_get_true_extent
+                                     for nonempty types, except that MPICH also counts
+                                     empty members; internal children: lb/extent equal
+                                     these */
+    int depth;                    /* 1 for only leaves; 1 + max child depth otherwise */
+    bool monotonic;               /* block offsets non-decreasing and non-overlapping
+                                     in typemap order (required of file types) */
+    int refs;                     /* reference count; children are shared */
     int nnodes;
     flat_node *nodes;
-    int64_t *before;         /* nnodes + 1 prefix sums: data bytes in nodes[0..j-1];
-                                lets an iterator seek in O(depth log nnodes) */
+    int64_t *before; /* nnodes + 1 prefix sums: data bytes in nodes[0..j-1];
+                        lets an iterator seek in O(depth log nnodes) */
 };
 
 /* The flattened form of type, cached on the datatype (an attribute, freed when
  * the datatype is freed). The pointer stays valid until the datatype is freed
- * or flat_release is called on a reference taken with flat_retain. Returns
- * PARIO_OK, PARIO_ERR_TYPE (MPI_DATATYPE_NULL, or a type MPI refuses to
- * decode) or PARIO_ERR_NO_MEM.
+ * or flat_release is called on a reference taken with flat_retain. Works on
+ * uncommitted types too. Returns PARIO_OK, PARIO_ERR_ARG (out is NULL),
+ * PARIO_ERR_TYPE (MPI_DATATYPE_NULL, or a type MPI refuses to decode; note
+ * that MPI first hands such a failure to MPI_COMM_WORLD's error handler,
+ * which by default aborts), PARIO_ERR_NO_MEM, or PARIO_ERR_INTERN (the keyval
+ * could not be created, or the decoded size disagrees with MPI_Type_size).
  *
  * Cache registry: one process-wide MPI datatype keyval, created on the first
  * call (pthread_once; MPI must be initialized) and never freed. Its delete
@@ -61,7 +81,8 @@ struct flat_type {
  * MPI_Finalize, Open MPI keeps them to the end of the process). */
 int flat_get(MPI_Datatype type, const flat_type **out);
 
-/* Build without caching (caller owns; release with flat_release). */
+/* Build without caching (caller owns; release with flat_release). Same
+ * errors as flat_get; no attribute is touched. */
 int flat_build(MPI_Datatype type, flat_type **out);
 /* Reference counting is atomic: any thread may retain or release. */
 void flat_retain(const flat_type *t);
@@ -85,9 +106,9 @@ int64_t flat_live_count(void);
  * Adjacent extents (one ends where the next begins) are merged. */
 typedef struct flat_iter_frame {
     const flat_type *type;
-    int64_t origin;          /* byte address of this instance of `type` */
-    int node;                /* current node index */
-    int64_t rep;             /* current repetition within the node */
+    int64_t origin; /* byte address of this instance of `type` */
+    int node;       /* current node index */
+    int64_t rep;    /* current repetition within the node */
 } flat_iter_frame;
 
 /* Frames kept inside the iterator itself; deeper types use a heap stack. */
@@ -96,12 +117,12 @@ typedef struct flat_iter_frame {
 /* All fields are private to flat_iter_*. */
 typedef struct flat_iter {
     const flat_type *type;
-    int64_t base;            /* byte address of instance 0 */
-    int64_t count;           /* instances to walk */
-    int64_t instance;        /* current instance */
+    int64_t base;             /* byte address of instance 0 */
+    int64_t count;            /* instances to walk */
+    int64_t instance;         /* current instance */
     int64_t blk_off, blk_len; /* rest of the current block, not yet returned */
-    int depth;               /* frames in use */
-    flat_iter_frame *stack;  /* heap frames when type->depth > FLAT_ITER_INLINE_FRAMES */
+    int depth;                /* frames in use */
+    flat_iter_frame *stack;   /* heap frames when type->depth > FLAT_ITER_INLINE_FRAMES */
     flat_iter_frame frames[FLAT_ITER_INLINE_FRAMES];
     bool done;
 } flat_iter;

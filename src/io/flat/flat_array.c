@@ -21,8 +21,7 @@ typedef struct dim_runs {
 } dim_runs;
 
 /* One level: the runs of dimension d over `inner`, one index `step` bytes. */
-static int array_level(const dim_runs *r, int64_t step, const flat_type *inner,
-                       flat_type **out) {
+static int array_level(const dim_runs *r, int64_t step, const flat_type *inner, flat_type **out) {
     flat_builder b;
     builder_init(&b);
     int rc = builder_push_vector(&b, r->first * step, r->nblocks, r->blen, r->period * step, step,
@@ -81,7 +80,9 @@ int flat_array_subarray(flat_builder *b, const int *ints, const flat_type *elem)
     return rc;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 /* The indices of one dimension of gsize indices that process coordinate
  * `coord` of `psize` owns. */

@@ -15,8 +15,7 @@ static int registry_keyval = MPI_KEYVAL_INVALID;
 static int registry_status = PARIO_ERR_INTERN;
 
 /* MPI_Type_dup: the copy has the same typemap, so it shares the form. */
-static int cache_copy(MPI_Datatype old, int keyval, void *extra, void *in, void *out,
-                      int *flag) {
+static int cache_copy(MPI_Datatype old, int keyval, void *extra, void *in, void *out, int *flag) {
     (void)old;
     (void)keyval;
     (void)extra;

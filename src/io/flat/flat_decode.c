@@ -91,17 +91,24 @@ typedef struct type_contents {
     flat_type **kids; /* kids[i]: flattened types[i] */
 } type_contents;
 
-static bool type_is_named(MPI_Datatype t) {
+static bool combiner_is_predefined(int combiner) {
+    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+}
+
+/* Predefined types (and the Fortran parameterized ones, which must not be
+ * freed either) come back from MPI_Type_get_contents as themselves. */
+static bool type_is_predefined(MPI_Datatype t) {
     int ni, na, nd, combiner;
     return MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-           combiner == MPI_COMBINER_NAMED;
+           combiner_is_predefined(combiner);
 }
 
 static void contents_free(type_contents *c) {
     for (int i = 0; i < c->nd; i++) {
         if (c->kids && c->kids[i])
             flat_release(c->kids[i]);
-        if (c->types && c->types[i] != MPI_DATATYPE_NULL && !type_is_named(c->types[i]))
+        if (c->types && c->types[i] != MPI_DATATYPE_NULL && !type_is_predefined(c->types[i]))
             MPI_Type_free(&c->types[i]);
     }
     free(c->ints);
@@ -127,7 +134,9 @@ static int contents_flatten_members(type_contents *c) {
 }
 
 /* calloc that never asks for 0 bytes (some envelopes have empty arrays). */
-static void *calloc_at_least_one(int n, size_t size) { return calloc(n > 0 ? (size_t)n : 1, size); }
+static void *calloc_at_least_one(int n, size_t size) {
+    return calloc(n > 0 ? (size_t)n : 1, size);
+}
 
 static int contents_load(MPI_Datatype type, const int envelope[4], type_contents *c) {
     *c = (type_contents){envelope[3], envelope[0], envelope[1], envelope[2], 0, 0, 0, 0};
@@ -152,8 +161,8 @@ static int contents_load(MPI_Datatype type, const int envelope[4], type_contents
 /* Blocks of blocklens[i] consecutive elements at byte displacements disps(i). */
 typedef int64_t (*disp_at)(const type_contents *c, int i);
 
-static int push_indexed(flat_builder *b, const type_contents *c, int count,
-                        const int *blocklens, int blocklen_all, disp_at disp) {
+static int push_indexed(flat_builder *b, const type_contents *c, int count, const int *blocklens,
+                        int blocklen_all, disp_at disp) {
     const flat_type *k = c->kids[0];
     for (int i = 0; i < count; i++) {
         int64_t bl = blocklens ? blocklens[i] : blocklen_all;
@@ -169,7 +178,9 @@ static int64_t indexed_disp(const type_contents *c, int i) {
     return (int64_t)c->ints[1 + c->ints[0] + i] * c->kids[0]->extent;
 }
 /* HINDEXED: ints = count, blocklens[count]; addrs = displs (bytes). */
-static int64_t hindexed_disp(const type_contents *c, int i) { return c->addrs[i]; }
+static int64_t hindexed_disp(const type_contents *c, int i) {
+    return c->addrs[i];
+}
 /* INDEXED_BLOCK: ints = count, blocklen, displs[count] (in extents). */
 static int64_t indexed_block_disp(const type_contents *c, int i) {
     return (int64_t)c->ints[2 + i] * c->kids[0]->extent;
@@ -204,8 +215,8 @@ static int push_combiner(flat_builder *b, const type_contents *c) {
     case MPI_COMBINER_CONTIGUOUS:
         return builder_push_repeat(b, 0, ints[0], k->extent, k);
     case MPI_COMBINER_VECTOR:
-        return builder_push_vector(b, 0, ints[0], ints[1], (int64_t)ints[2] * k->extent,
-                                   k->extent, k);
+        return builder_push_vector(b, 0, ints[0], ints[1], (int64_t)ints[2] * k->extent, k->extent,
+                                   k);
     case MPI_COMBINER_HVECTOR:
         return builder_push_vector(b, 0, ints[0], ints[1], c->addrs[0], k->extent, k);
     case MPI_COMBINER_INDEXED:
@@ -263,11 +274,6 @@ static int finish_mpi_type(MPI_Datatype type, flat_builder *b, flat_type **out) 
     }
     *out = t;
     return PARIO_OK;
-}
-
-static bool combiner_is_predefined(int combiner) {
-    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
 }
 
 static int decode(MPI_Datatype type, flat_type **out) {

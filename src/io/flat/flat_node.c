@@ -37,7 +37,9 @@ static flat_node node_normalize(flat_node n) {
     return n;
 }
 
-static bool node_empty(const flat_node *n) { return n->count <= 0 || n->len <= 0; }
+static bool node_empty(const flat_node *n) {
+    return n->count <= 0 || n->len <= 0;
+}
 
 flat_node node_repeat(int64_t disp, int64_t count, int64_t stride, const flat_type *child) {
     flat_node r = {disp, count, stride, child->size, child};
@@ -169,8 +171,12 @@ int builder_push_vector(flat_builder *b, int64_t disp, int64_t count, int64_t bl
 
 /* ---- derived properties ---------------------------------------------------------- */
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
 
 /* Lowest and highest data byte (exclusive) touched by a node. */
 static void node_bounds(const flat_node *n, int64_t *lo, int64_t *hi) {
@@ -216,8 +222,8 @@ static void flat_compute_properties(flat_type *t) {
 }
 
 int builder_finish(flat_builder *b, flat_type **out) {
-    size_t bytes = sizeof(flat_type) + (size_t)b->n * sizeof(flat_node) +
-                   (size_t)(b->n + 1) * sizeof(int64_t);
+    size_t bytes =
+        sizeof(flat_type) + (size_t)b->n * sizeof(flat_node) + (size_t)(b->n + 1) * sizeof(int64_t);
     flat_type *t = flat_alloc_raw(bytes);
     if (!t)
         return PARIO_ERR_NO_MEM;

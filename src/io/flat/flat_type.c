@@ -8,7 +8,9 @@
  * incremented on allocation and decremented on free. */
 static atomic_int_fast64_t flat_live;
 
-int64_t flat_live_count(void) { return (int64_t)atomic_load(&flat_live); }
+int64_t flat_live_count(void) {
+    return (int64_t)atomic_load(&flat_live);
+}
 
 flat_type *flat_alloc_raw(size_t bytes) {
     flat_type *t = calloc(1, bytes);
