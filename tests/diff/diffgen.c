@@ -1,0 +1,1523 @@
+/* diffgen: seeded random MPI-IO operation sequences for differential testing.
+ *
+ *   diffgen [flags] --seed S (--case C | --cases A-B) --dir D [--log L]
+ *
+ * Case C of seed S opens D/case<C>.dat, runs 5-30 random operations on it and
+ * leaves the file in place. The case's shared random stream (every rank draws
+ * the same global choices) and each rank's own stream are derived from S and
+ * C only, so one case reruns alone with --cases C-C. Operations: set_view
+ * (random displacement, etype and filetype, the ranks' parts disjoint),
+ * write/read at explicit offsets and at the individual pointer, independent
+ * (blocking or nonblocking) and collective (blocking, nonblocking or split,
+ * some ranks with count 0), seek, set_size, get_size, get_position,
+ * get_byte_offset, sync; memory types random too.
+ *
+ * Every rank records, in order, each call's error class, the bytes it moved,
+ * a hash of the data it read, positions and sizes. At the end of each case
+ * rank 0 appends all ranks' records to the log (default D/diffgen.log),
+ * followed by the size and hash of the file on disk. Two correct MPI-IO
+ * implementations produce identical logs and files.
+ *
+ * Only the MPI API touches the file, so the same binary runs on the system's
+ * MPI-IO and, preloaded, on any drop-in replacement.
+ *
+ * Every rank also keeps a model of the file. A rank records the bytes it wrote
+ * since the last sync-barrier-sync point; at each such point the ranks combine
+ * their records with MPI_Allreduce. Reads (data, counts, untouched memory
+ * outside the type map), sizes, positions and the final file are checked
+ * against the model; a mismatch is logged as a FAIL line and makes the exit
+ * status non-zero, so a wrong answer shows even when both back ends agree.
+ *
+ * What keeps the results defined by the MPI standard:
+ *  - between sync-barrier-sync points the ranks' views are disjoint, so
+ *    concurrent writes never overlap (or the epoch is read-only);
+ *  - a read touches only bytes known to exist (below the size at the last sync
+ *    point or below the end of the rank's own writes) unless no rank can be
+ *    writing at the time, so the count of a read at end of file is defined;
+ *  - size queries, SEEK_END and set_size happen between sync-barrier-syncs.
+ *
+ * Flags that keep known faults of a system MPI-IO out of the comparison:
+ *   --seek-end-by-set  emulate SEEK_END with SEEK_SET (Open MPI's OMPIO);
+ *                      the log is the same, so use it on the oracle side only
+ *   --no-eof-reads     no read runs past the end of file    (MPICH's ROMIO)
+ *   --memtype-lb-zero  no memory type with a negative lower bound (ROMIO)
+ *   the last two change the cases: give them to both sides.
+ *   --trace            copy log lines to stderr as they happen (for hangs) */
+#include <dlfcn.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Largest file offset a case may touch; bounds the model arrays. */
+enum { FILE_CAP = 1 << 18 };
+/* Largest number of data bytes one access moves. */
+enum { MAX_XFER = 1 << 13 };
+/* Room for a datatype description in a log line. */
+enum { DESC_MAX = 240 };
+/* Operations per case (inclusive bounds, from the task statement). */
+enum { MIN_OPS = 5, MAX_OPS = 30 };
+/* Largest view displacement in bytes. */
+enum { MAX_DISP = 3000 };
+/* Type maps are read back in byte planes: 3 planes cover extents below 16 MiB. */
+enum { MAP_PLANES = 3 };
+/* Data bytes shown in a read's log line, for debugging a hash mismatch. */
+enum { SHOW_BYTES = 8 };
+/* Bytes kept free around every user buffer to catch stores outside it. */
+enum { MEM_GUARD = 256 };
+/* Read size when hashing the final file. */
+enum { FINAL_CHUNK = 1 << 16 };
+/* Largest filetype extent: a few tiles must fit below FILE_CAP. */
+enum { FT_MAX_EXTENT = 1 << 14 };
+/* FAIL lines copied to stderr per rank before going quiet. */
+enum { MAX_FAIL_PRINTS = 20 };
+
+/* ---------------------------------------------------------------- random */
+
+typedef struct {
+    uint64_t state;
+} rng_t;
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static uint64_t mix3(uint64_t a, uint64_t b, uint64_t c) {
+    return mix64(mix64(mix64(a + 0x9e3779b97f4a7c15ULL) ^ b) ^ c);
+}
+
+static rng_t rng_seeded(uint64_t a, uint64_t b, uint64_t c) {
+    rng_t r = {mix3(a, b, c)};
+    return r;
+}
+
+static uint64_t rng_next(rng_t *r) {
+    r->state += 0x9e3779b97f4a7c15ULL;
+    return mix64(r->state);
+}
+
+/* Uniform in [lo, hi], both inclusive. */
+static int64_t rng_range(rng_t *r, int64_t lo, int64_t hi) {
+    if (hi <= lo)
+        return lo;
+    return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+static int rng_percent(rng_t *r, int pct) {
+    return rng_range(r, 0, 99) < pct;
+}
+
+/* Picks an index with probability proportional to weights[i]. */
+static int rng_weighted(rng_t *r, const int *weights, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += weights[i];
+    int64_t x = rng_range(r, 0, total - 1);
+    for (int i = 0; i < n; i++) {
+        if (x < weights[i])
+            return i;
+        x -= weights[i];
+    }
+    return n - 1;
+}
+
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+static const uint64_t FNV_START = 0xcbf29ce484222325ULL;
+
+/* ------------------------------------------------------------------ text */
+
+typedef struct {
+    char *text;
+    size_t len, cap;
+} textbuf_t;
+
+static void tb_vprintf(textbuf_t *tb, const char *fmt, va_list ap) {
+    for (;;) {
+        va_list copy;
+        va_copy(copy, ap);
+        size_t room = tb->cap - tb->len;
+        int n = vsnprintf(tb->text ? tb->text + tb->len : NULL, room, fmt, copy);
+        va_end(copy);
+        if (n < 0)
+            return;
+        if ((size_t)n < room) {
+            tb->len += (size_t)n;
+            return;
+        }
+        size_t cap = tb->cap ? tb->cap * 2 : 4096;
+        while (cap - tb->len <= (size_t)n)
+            cap *= 2;
+        char *grown = realloc(tb->text, cap);
+        if (!grown) {
+            fprintf(stderr, "diffgen: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        tb->text = grown;
+        tb->cap = cap;
+    }
+}
+
+static void tb_printf(textbuf_t *tb, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tb_vprintf(tb, fmt, ap);
+    va_end(ap);
+}
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "diffgen: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------- datatypes */
+
+/* A datatype with its type map read back as one displacement per data byte. */
+typedef struct {
+    MPI_Datatype type;
+    int owned; /* created here, so freed here */
+    MPI_Aint lb, extent;
+    int64_t size;
+    int64_t *map; /* displacement of data byte k, in type map order */
+    char desc[DESC_MAX];
+} dtype_t;
+
+/* Reads the type map through MPI_Pack: the source holds plane p of each
+ * byte's own displacement, so packed byte k carries plane p of map[k]. */
+static void dtype_read_map(dtype_t *d) {
+    MPI_Aint tlb, text;
+    MPI_Type_get_true_extent(d->type, &tlb, &text);
+    d->map = xcalloc((size_t)d->size, sizeof *d->map);
+    if (d->size == 0)
+        return;
+    if (text >= (MPI_Aint)1 << (8 * MAP_PLANES)) {
+        fprintf(stderr, "diffgen: type %s too large to map\n", d->desc);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    unsigned char *src = xcalloc((size_t)text, 1);
+    unsigned char *packed = xcalloc((size_t)d->size, 1);
+    for (int plane = 0; plane < MAP_PLANES; plane++) {
+        for (MPI_Aint i = 0; i < text; i++)
+            src[i] = (unsigned char)(i >> (8 * plane));
+        int pos = 0;
+        MPI_Pack(src - tlb, 1, d->type, packed, (int)d->size, &pos, MPI_COMM_SELF);
+        for (int64_t k = 0; k < d->size; k++)
+            d->map[k] |= (int64_t)packed[k] << (8 * plane);
+    }
+    for (int64_t k = 0; k < d->size; k++)
+        d->map[k] += tlb;
+    free(src);
+    free(packed);
+}
+
+/* Completes a descriptor whose type and desc are set. */
+static dtype_t dtype_finish(MPI_Datatype t, int owned, const char *fmt, ...) {
+    dtype_t d;
+    memset(&d, 0, sizeof d);
+    d.type = t;
+    d.owned = owned;
+    if (owned)
+        MPI_Type_commit(&d.type);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d.desc, sizeof d.desc, fmt, ap);
+    va_end(ap);
+    int size = 0;
+    MPI_Type_size(d.type, &size);
+    d.size = size;
+    MPI_Type_get_extent(d.type, &d.lb, &d.extent);
+    dtype_read_map(&d);
+    return d;
+}
+
+static void dtype_free(dtype_t *d) {
+    if (d->owned && d->type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&d->type);
+    free(d->map);
+    memset(d, 0, sizeof *d);
+}
+
+/* A filetype usable in a view: non-empty, displacements non-negative and
+ * strictly increasing, and one copy spans less than the extent, so copies
+ * tiled at the extent stay increasing. */
+static int dtype_is_view_safe(const dtype_t *d) {
+    if (d->size <= 0 || d->extent <= 0 || d->map[0] < 0)
+        return 0;
+    for (int64_t k = 1; k < d->size; k++)
+        if (d->map[k] <= d->map[k - 1])
+            return 0;
+    return d->map[d->size - 1] < d->map[0] + d->extent;
+}
+
+enum { ETYPE_COUNT = 5 };
+
+/* The elementary types: byte, int, double, 3 ints, {int, double} resized. */
+static void etypes_create(dtype_t *et) {
+    et[0] = dtype_finish(MPI_BYTE, 0, "byte");
+    et[1] = dtype_finish(MPI_INT, 0, "int");
+    et[2] = dtype_finish(MPI_DOUBLE, 0, "double");
+    MPI_Datatype t;
+    MPI_Type_contiguous(3, MPI_INT, &t);
+    et[3] = dtype_finish(t, 1, "int3");
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {0, 8};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Datatype s, r;
+    MPI_Type_create_struct(2, bl, disp, types, &s);
+    /* An extent of 20 leaves a 4-byte gap after the double and an odd stride. */
+    MPI_Type_create_resized(s, 0, 20, &r);
+    MPI_Type_free(&s);
+    et[4] = dtype_finish(r, 1, "intdbl20");
+}
+
+/* ------------------------------------------------------------- filetypes */
+
+enum ft_kind {
+    FT_CONTIG,
+    FT_VECTOR,
+    FT_HVECTOR,
+    FT_INDEXED,
+    FT_HINDEXED,
+    FT_INDEXED_BLOCK,
+    FT_STRUCT,
+    FT_SUBARRAY,
+    FT_RESIZED,
+    FT_NESTED,
+    FT_KINDS
+};
+
+/* Increasing block displacements (in units) with gaps of 0..max_gap units. */
+static void increasing_blocks(rng_t *g, int count, const int *blens, int max_gap, int *disp) {
+    int at = (int)rng_range(g, 0, max_gap);
+    for (int i = 0; i < count; i++) {
+        disp[i] = at;
+        at += blens[i] + (int)rng_range(g, 0, max_gap);
+    }
+}
+
+enum { MAX_BLOCKS = 6 }; /* blocks per indexed or struct filetype */
+
+/* One constructor applied to base b, all choices from the shared stream. */
+static dtype_t ft_wrap(rng_t *g, const dtype_t *b, int kind) {
+    MPI_Datatype t;
+    int count = (int)rng_range(g, 1, MAX_BLOCKS);
+    int blens[MAX_BLOCKS], disp[MAX_BLOCKS];
+    MPI_Aint bdisp[MAX_BLOCKS];
+    for (int i = 0; i < count; i++)
+        blens[i] = (int)rng_range(g, rng_percent(g, 15) ? 0 : 1, 3);
+    blens[0] = blens[0] ? blens[0] : 1;
+    switch (kind) {
+    case FT_CONTIG: {
+        int n = (int)rng_range(g, 1, 6);
+        MPI_Type_contiguous(n, b->type, &t);
+        return dtype_finish(t, 1, "contig(%d,%s)", n, b->desc);
+    }
+    case FT_VECTOR: {
+        int bl = (int)rng_range(g, 1, 3), stride = bl + (int)rng_range(g, 0, 3);
+        MPI_Type_vector(count, bl, stride, b->type, &t);
+        return dtype_finish(t, 1, "vector(%d,%d,%d,%s)", count, bl, stride, b->desc);
+    }
+    case FT_HVECTOR: {
+        int bl = (int)rng_range(g, 1, 3);
+        MPI_Aint stride = bl * b->extent + rng_range(g, 0, 13);
+        MPI_Type_create_hvector(count, bl, stride, b->type, &t);
+        return dtype_finish(t, 1, "hvector(%d,%d,%ld,%s)", count, bl, (long)stride, b->desc);
+    }
+    case FT_INDEXED:
+        increasing_blocks(g, count, blens, 3, disp);
+        MPI_Type_indexed(count, blens, disp, b->type, &t);
+        return dtype_finish(t, 1, "indexed(%d,[%d@%d..%d@%d],%s)", count, blens[0], disp[0],
+                            blens[count - 1], disp[count - 1], b->desc);
+    case FT_HINDEXED:
+        increasing_blocks(g, count, blens, 3, disp);
+        for (int i = 0; i < count; i++)
+            bdisp[i] = disp[i] * b->extent + rng_range(g, 0, 2) * (i > 0);
+        /* Keep block i+1 past the end of block i after the byte jitter. */
+        for (int i = 1; i < count; i++)
+            if (bdisp[i] < bdisp[i - 1] + blens[i - 1] * b->extent)
+                bdisp[i] = bdisp[i - 1] + blens[i - 1] * b->extent;
+        MPI_Type_create_hindexed(count, blens, bdisp, b->type, &t);
+        return dtype_finish(t, 1, "hindexed(%d,[%d@%ld..],%s)", count, blens[0], (long)bdisp[0],
+                            b->desc);
+    case FT_INDEXED_BLOCK: {
+        int bl = (int)rng_range(g, 1, 3);
+        for (int i = 0; i < count; i++)
+            blens[i] = bl;
+        increasing_blocks(g, count, blens, 2, disp);
+        MPI_Type_create_indexed_block(count, bl, disp, b->type, &t);
+        return dtype_finish(t, 1, "indexed_block(%d,%d,[%d..%d],%s)", count, bl, disp[0],
+                            disp[count - 1], b->desc);
+    }
+    case FT_STRUCT: {
+        MPI_Datatype types[MAX_BLOCKS];
+        MPI_Aint at = rng_range(g, 0, 5);
+        for (int i = 0; i < count; i++) {
+            types[i] = b->type;
+            bdisp[i] = at;
+            at += blens[i] * b->extent + rng_range(g, 0, 9);
+        }
+        MPI_Type_create_struct(count, blens, bdisp, types, &t);
+        return dtype_finish(t, 1, "struct(%d,[%d@%ld..],%s)", count, blens[0], (long)bdisp[0],
+                            b->desc);
+    }
+    case FT_SUBARRAY: {
+        int ndims = (int)rng_range(g, 2, 3), sizes[3], subs[3], starts[3];
+        int order = rng_percent(g, 70) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+        for (int d = 0; d < ndims; d++) {
+            sizes[d] = (int)rng_range(g, 1, 5);
+            subs[d] = (int)rng_range(g, 1, sizes[d]);
+            starts[d] = (int)rng_range(g, 0, sizes[d] - subs[d]);
+        }
+        MPI_Type_create_subarray(ndims, sizes, subs, starts, order, b->type, &t);
+        return dtype_finish(t, 1, "subarray(%c,%dx%dx%d/%dx%dx%d@%d.%d.%d,%s)",
+                            order == MPI_ORDER_C ? 'C' : 'F', sizes[0], sizes[1],
+                            ndims > 2 ? sizes[2] : 1, subs[0], subs[1], ndims > 2 ? subs[2] : 1,
+                            starts[0], starts[1], ndims > 2 ? starts[2] : 0, b->desc);
+    }
+    default: { /* FT_RESIZED: same lower bound, extent grown by a gap */
+        MPI_Aint extent = b->extent + rng_range(g, 0, 24);
+        MPI_Type_create_resized(b->type, b->lb, extent, &t);
+        return dtype_finish(t, 1, "resized(%ld,%ld,%s)", (long)b->lb, (long)extent, b->desc);
+    }
+    }
+}
+
+/* A random view-safe filetype built from etype e (nested 2 levels for
+ * FT_NESTED). Identical on every rank: all choices come from the shared
+ * stream, and validity depends only on them. */
+static dtype_t ft_build(rng_t *g, const dtype_t *e) {
+    int kind = (int)rng_range(g, 0, FT_KINDS - 1);
+    dtype_t d;
+    if (kind == FT_NESTED) {
+        dtype_t inner = ft_wrap(g, e, (int)rng_range(g, 0, FT_NESTED - 1));
+        d = ft_wrap(g, &inner, (int)rng_range(g, 0, FT_NESTED - 1));
+        dtype_free(&inner);
+    } else {
+        d = ft_wrap(g, e, kind);
+    }
+    if (dtype_is_view_safe(&d) && d.extent <= FT_MAX_EXTENT)
+        return d;
+    dtype_free(&d);
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, e->type, &t);
+    return dtype_finish(t, 1, "contig(2,%s)", e->desc);
+}
+
+/* How the ranks split the file in one view epoch. */
+enum split_kind {
+    SPLIT_TILE_DISP, /* filetype resized to nprocs tiles, per-rank displacement */
+    SPLIT_TILE_LB,   /* filetype shifted inside nprocs tiles, same displacement */
+    SPLIT_DARRAY,    /* distributed array over the etype */
+    SPLIT_ROWS,      /* subarray: each rank owns a band of rows */
+    SPLIT_SHARED,    /* same view everywhere: read-only epoch */
+    SPLIT_KINDS
+};
+static const char *const SPLIT_NAMES[SPLIT_KINDS] = {"tile_disp", "tile_lb", "darray", "rows",
+                                                     "shared"};
+
+static dtype_t ft_tile_disp(const dtype_t *base, int nprocs) {
+    MPI_Datatype t;
+    MPI_Type_create_resized(base->type, base->lb, base->extent * nprocs, &t);
+    return dtype_finish(t, 1, "resized(%ld,%ld,%s)", (long)base->lb, (long)base->extent * nprocs,
+                        base->desc);
+}
+
+static dtype_t ft_tile_lb(const dtype_t *base, int rank, int nprocs) {
+    MPI_Datatype shifted, t;
+    int one = 1;
+    MPI_Aint at = base->extent * rank;
+    MPI_Type_create_hindexed(1, &one, &at, base->type, &shifted);
+    MPI_Type_create_resized(shifted, base->lb, base->extent * nprocs, &t);
+    MPI_Type_free(&shifted);
+    return dtype_finish(t, 1, "resized(%ld,%ld,hindexed(1,[1@%ld],%s))", (long)base->lb,
+                        (long)base->extent * nprocs, (long)at, base->desc);
+}
+
+/* Every rank gets at least one element: block sizes divide evenly and a
+ * cyclic dimension holds at least one full round of blocks. */
+static dtype_t ft_darray(rng_t *g, const dtype_t *e, int rank, int nprocs) {
+    int ndims = (int)rng_range(g, 1, 3);
+    int psizes[3] = {0, 0, 0}, gsizes[3], distribs[3], dargs[3];
+    MPI_Dims_create(nprocs, ndims, psizes);
+    int order = rng_percent(g, 70) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+    char dims[96] = "";
+    for (int d = 0; d < ndims; d++) {
+        int p = psizes[d], pick = (int)rng_range(g, 0, 2);
+        if (pick == 0 && p == 1) {
+            distribs[d] = MPI_DISTRIBUTE_NONE;
+            dargs[d] = MPI_DISTRIBUTE_DFLT_DARG;
+            gsizes[d] = (int)rng_range(g, 1, 4);
+        } else if (pick == 1) {
+            distribs[d] = MPI_DISTRIBUTE_CYCLIC;
+            int b = (int)rng_range(g, 1, 2);
+            dargs[d] = b;
+            gsizes[d] = p * b * (int)rng_range(g, 1, 2) + (int)rng_range(g, 0, p * b - 1);
+        } else {
+            distribs[d] = MPI_DISTRIBUTE_BLOCK;
+            dargs[d] = MPI_DISTRIBUTE_DFLT_DARG;
+            gsizes[d] = p * (int)rng_range(g, 1, 3);
+        }
+        size_t used = strlen(dims);
+        snprintf(dims + used, sizeof dims - used, "%s%d%c%d/%d", d ? "," : "", gsizes[d],
+                 "NCB"[distribs[d] == MPI_DISTRIBUTE_NONE     ? 0
+                       : distribs[d] == MPI_DISTRIBUTE_CYCLIC ? 1
+                                                              : 2],
+                 dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? 0 : dargs[d], p);
+    }
+    int64_t elements = 1;
+    for (int d = 0; d < ndims; d++)
+        elements *= gsizes[d];
+    if (elements * e->extent > FT_MAX_EXTENT) { /* too big: one block per rank */
+        ndims = 1;
+        psizes[0] = nprocs;
+        gsizes[0] = nprocs;
+        distribs[0] = MPI_DISTRIBUTE_BLOCK;
+        dargs[0] = MPI_DISTRIBUTE_DFLT_DARG;
+        snprintf(dims, sizeof dims, "%dB0/%d", nprocs, nprocs);
+    }
+    MPI_Datatype t;
+    MPI_Type_create_darray(nprocs, rank, ndims, gsizes, distribs, dargs, psizes, order, e->type,
+                           &t);
+    return dtype_finish(t, 1, "darray(%c,%s,%s)", order == MPI_ORDER_C ? 'C' : 'F', dims, e->desc);
+}
+
+static dtype_t ft_rows(rng_t *g, const dtype_t *e, int rank, int nprocs) {
+    int band = (int)rng_range(g, 1, 3), cols = (int)rng_range(g, 1, 6);
+    int sizes[2] = {band * nprocs, cols};
+    int subs[2] = {band, (int)rng_range(g, 1, cols)};
+    int starts[2] = {band * rank, (int)rng_range(g, 0, cols - subs[1])};
+    MPI_Datatype t;
+    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, e->type, &t);
+    return dtype_finish(t, 1, "subarray(C,%dx%d/%dx%d@%d.%d,%s)", sizes[0], sizes[1], subs[0],
+                        subs[1], starts[0], starts[1], e->desc);
+}
+
+/* ------------------------------------------------------------- memtypes */
+
+enum mt_kind { MT_ETYPE, MT_CONTIG, MT_VECTOR, MT_INDEXED, MT_STRUCT, MT_RESIZED, MT_KINDS };
+
+/* Random slot order: a memory type need not be monotonic. */
+static void shuffled_slots(rng_t *r, int n, int *slot) {
+    for (int i = 0; i < n; i++)
+        slot[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_range(r, 0, i);
+        int tmp = slot[i];
+        slot[i] = slot[j];
+        slot[j] = tmp;
+    }
+}
+
+/* A random memory type built from etype e, non-overlapping (reads into it
+ * are legal), choices from the rank's own stream. */
+static dtype_t mt_build(rng_t *r, const dtype_t *e, int lb_zero) {
+    MPI_Datatype t;
+    int kind = (int)rng_range(r, 0, MT_KINDS - 1);
+    int n = (int)rng_range(r, 1, 4), slot[MAX_BLOCKS], blens[MAX_BLOCKS], disp[MAX_BLOCKS];
+    switch (kind) {
+    case MT_ETYPE:
+        MPI_Type_dup(e->type, &t);
+        return dtype_finish(t, 1, "%s", e->desc);
+    case MT_CONTIG:
+        MPI_Type_contiguous(n, e->type, &t);
+        return dtype_finish(t, 1, "contig(%d,%s)", n, e->desc);
+    case MT_VECTOR: {
+        int bl = (int)rng_range(r, 1, 3), stride = bl + (int)rng_range(r, 1, 3);
+        MPI_Type_vector(n, bl, stride, e->type, &t);
+        return dtype_finish(t, 1, "vector(%d,%d,%d,%s)", n, bl, stride, e->desc);
+    }
+    case MT_INDEXED: { /* blocks of 2 slots each, filled in shuffled order */
+        shuffled_slots(r, n, slot);
+        for (int i = 0; i < n; i++) {
+            blens[i] = (int)rng_range(r, 1, 2);
+            disp[i] = slot[i] * 3;
+        }
+        MPI_Type_indexed(n, blens, disp, e->type, &t);
+        return dtype_finish(t, 1, "indexed(%d,[%d@%d..],%s)", n, blens[0], disp[0], e->desc);
+    }
+    case MT_STRUCT: {
+        MPI_Aint bdisp[MAX_BLOCKS];
+        MPI_Datatype types[MAX_BLOCKS];
+        shuffled_slots(r, n, slot);
+        for (int i = 0; i < n; i++) {
+            blens[i] = 1;
+            types[i] = e->type;
+            bdisp[i] = slot[i] * (e->extent + 5);
+        }
+        MPI_Type_create_struct(n, blens, bdisp, types, &t);
+        return dtype_finish(t, 1, "struct(%d,[@%ld..],%s)", n, (long)bdisp[0], e->desc);
+    }
+    default: { /* MT_RESIZED: negative lower bound and a trailing gap */
+        MPI_Datatype v;
+        MPI_Type_vector(2, 1, 2, e->type, &v);
+        MPI_Aint tlb, text;
+        MPI_Type_get_true_extent(v, &tlb, &text);
+        MPI_Aint lb = -rng_range(r, 0, 16), extent = text - lb + rng_range(r, 0, 16);
+        if (lb_zero)
+            lb = 0;
+        MPI_Type_create_resized(v, lb, extent, &t);
+        MPI_Type_free(&v);
+        return dtype_finish(t, 1, "resized(%ld,%ld,vector(2,1,2,%s))", (long)lb, (long)extent,
+                            e->desc);
+    }
+    }
+}
+
+/* A user buffer for count copies of a memory type, with a mask of the bytes
+ * the type map covers. */
+typedef struct {
+    unsigned char *mem;  /* allocation */
+    unsigned char *mask; /* 1 where the type map covers the byte */
+    int64_t lo, len;     /* mem[i] is at displacement lo + i */
+    const dtype_t *mt;
+    int count;
+} membuf_t;
+
+static int64_t membuf_index(const membuf_t *b, int64_t k) {
+    int64_t copy = k / b->mt->size, within = k % b->mt->size;
+    return copy * b->mt->extent + b->mt->map[within] - b->lo;
+}
+
+static void membuf_init(membuf_t *b, const dtype_t *mt, int count) {
+    b->mt = mt;
+    b->count = count;
+    int64_t lo = 0, hi = 1;
+    if (mt->size > 0 && count > 0) {
+        lo = INT64_MAX;
+        hi = INT64_MIN;
+        for (int64_t k = 0; k < mt->size; k++) {
+            lo = mt->map[k] < lo ? mt->map[k] : lo;
+            hi = mt->map[k] + 1 > hi ? mt->map[k] + 1 : hi;
+        }
+        hi += (int64_t)(count - 1) * mt->extent;
+    }
+    /* Guard bytes on both sides turn a stray store into a FAIL, not a crash. */
+    lo -= MEM_GUARD;
+    hi += MEM_GUARD;
+    b->lo = lo;
+    b->len = hi - lo;
+    b->mem = xcalloc((size_t)b->len, 1);
+    b->mask = xcalloc((size_t)b->len, 1);
+    for (int64_t k = 0; k < mt->size * count; k++)
+        b->mask[membuf_index(b, k)] = 1;
+}
+
+static void *membuf_base(const membuf_t *b) {
+    return b->mem - b->lo;
+}
+
+static void membuf_free(membuf_t *b) {
+    free(b->mem);
+    free(b->mask);
+}
+
+/* ------------------------------------------------------------ generator */
+
+typedef struct {
+    int rank, nprocs;
+    uint64_t seed;
+    long casenum;
+    rng_t g; /* shared: same draws on every rank */
+    rng_t r; /* this rank's own stream */
+    char path[PATH_MAX];
+    MPI_File fh;
+    textbuf_t log;
+    long failures;
+    int op;
+    int seek_end_by_set; /* emulate SEEK_END with SEEK_SET (see op_seek_end) */
+    int trace;           /* copy log lines to stderr as they happen */
+    /* Restrictions for MPICH's ROMIO, which cannot be the oracle otherwise:
+     * it reports a full count for noncontiguous reads past the end of file
+     * and misplaces data for memory types whose lower bound is negative. */
+    int no_eof_reads;    /* no read runs past the end of file */
+    int memtype_lb_zero; /* resized memory types keep lower bound 0 */
+    /* view */
+    const dtype_t *etype;
+    dtype_t ft;
+    MPI_Offset disp;
+    int split;
+    int64_t view_cap; /* view bytes whose file offset stays below FILE_CAP */
+    int64_t span;     /* view bytes the random offsets range over */
+    int64_t pos;      /* individual file pointer, etypes */
+    /* model */
+    unsigned char *model; /* file contents at the last sync point */
+    int64_t msize;        /* file size at the last sync point */
+    unsigned char *mine;  /* bytes this rank wrote since then ... */
+    unsigned char *wrote; /* ... and where */
+    int64_t own_end;      /* end of this rank's writes since then */
+    unsigned char *scratch_a, *scratch_b;
+    const dtype_t *etypes;
+} gen_t;
+
+static void logline(gen_t *s, const char *fmt, ...) {
+    size_t from = s->log.len;
+    tb_printf(&s->log, "%d ", s->op);
+    va_list ap;
+    va_start(ap, fmt);
+    tb_vprintf(&s->log, fmt, ap);
+    va_end(ap);
+    tb_printf(&s->log, "\n");
+    if (s->trace) /* the log is written per case: this shows where a case hangs */
+        fprintf(stderr, "trace case %ld rank %d: %s", s->casenum, s->rank, s->log.text + from);
+}
+
+/* A failed expectation: logged and counted, never fatal. */
+static void fail(gen_t *s, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    logline(s, "FAIL %s", msg);
+    if (s->failures++ < MAX_FAIL_PRINTS)
+        fprintf(stderr, "diffgen: seed %llu case %ld rank %d op %d: FAIL %s\n",
+                (unsigned long long)s->seed, s->casenum, s->rank, s->op, msg);
+}
+
+static const char *class_name(int rc) {
+    static const struct {
+        int cls;
+        const char *name;
+    } names[] = {
+        {MPI_SUCCESS, "SUCCESS"},
+        {MPI_ERR_ARG, "ERR_ARG"},
+        {MPI_ERR_TYPE, "ERR_TYPE"},
+        {MPI_ERR_COUNT, "ERR_COUNT"},
+        {MPI_ERR_OTHER, "ERR_OTHER"},
+        {MPI_ERR_INTERN, "ERR_INTERN"},
+        {MPI_ERR_FILE, "ERR_FILE"},
+        {MPI_ERR_ACCESS, "ERR_ACCESS"},
+        {MPI_ERR_AMODE, "ERR_AMODE"},
+        {MPI_ERR_BAD_FILE, "ERR_BAD_FILE"},
+        {MPI_ERR_NO_SUCH_FILE, "ERR_NO_SUCH_FILE"},
+        {MPI_ERR_FILE_EXISTS, "ERR_FILE_EXISTS"},
+        {MPI_ERR_IO, "ERR_IO"},
+        {MPI_ERR_NO_SPACE, "ERR_NO_SPACE"},
+        {MPI_ERR_READ_ONLY, "ERR_READ_ONLY"},
+        {MPI_ERR_UNSUPPORTED_DATAREP, "ERR_UNSUPPORTED_DATAREP"},
+        {MPI_ERR_UNSUPPORTED_OPERATION, "ERR_UNSUPPORTED_OPERATION"},
+        {MPI_ERR_NOT_SAME, "ERR_NOT_SAME"},
+    };
+    int cls = rc;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].cls == cls)
+            return names[i].name;
+    return "ERR_UNKNOWN_CLASS";
+}
+
+/* An MPI-IO call that must succeed here. */
+static void expect_ok(gen_t *s, int rc, const char *what) {
+    if (rc != MPI_SUCCESS)
+        fail(s, "%s returned %s", what, class_name(rc));
+}
+
+static int64_t esize(const gen_t *s) {
+    return s->etype->size;
+}
+
+/* File offset of view byte p (p counts data bytes from the view's start). */
+static int64_t view_offset(const gen_t *s, int64_t p) {
+    int64_t tile = p / s->ft.size, within = p % s->ft.size;
+    return s->disp + tile * s->ft.extent + s->ft.map[within];
+}
+
+/* View bytes from p on that lie below file offset limit (a prefix, as the
+ * view's offsets increase). */
+static int64_t view_bytes_below(const gen_t *s, int64_t p, int64_t n, int64_t limit) {
+    int64_t k = 0;
+    while (k < n && view_offset(s, p + k) < limit)
+        k++;
+    return k;
+}
+
+/* Number of view bytes whose file offset lies below limit, however far the
+ * view reaches (the offsets increase, so this is a binary search). */
+static int64_t view_bytes_before(const gen_t *s, int64_t limit) {
+    if (view_offset(s, 0) >= limit)
+        return 0;
+    int64_t lo = 0, hi = s->ft.size; /* view_offset(lo) < limit */
+    while (view_offset(s, hi) < limit) {
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (view_offset(s, mid) < limit)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* ----------------------------------------------------------------- model */
+
+static void model_reset(gen_t *s) {
+    memset(s->model, 0, FILE_CAP);
+    memset(s->mine, 0, FILE_CAP);
+    memset(s->wrote, 0, FILE_CAP);
+    s->msize = 0;
+    s->own_end = 0;
+}
+
+/* Folds every rank's writes since the last sync point into the model. Must
+ * follow a sync-barrier-sync; checks that no two ranks wrote the same byte. */
+static void model_merge(gen_t *s) {
+    long long end = s->own_end, all_end = 0;
+    MPI_Allreduce(&end, &all_end, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (all_end > 0) {
+        int n = (int)all_end;
+        MPI_Allreduce(s->wrote, s->scratch_a, n, MPI_UNSIGNED_CHAR, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(s->mine, s->scratch_b, n, MPI_UNSIGNED_CHAR, MPI_BOR, MPI_COMM_WORLD);
+        int64_t overlaps = 0;
+        for (int i = 0; i < n; i++) {
+            if (s->scratch_a[i] > 1)
+                overlaps++;
+            if (s->scratch_a[i])
+                s->model[i] = s->scratch_b[i];
+        }
+        if (overlaps)
+            fail(s, "generator: %lld bytes written by two ranks in one epoch", (long long)overlaps);
+        memset(s->mine, 0, (size_t)n);
+        memset(s->wrote, 0, (size_t)n);
+    }
+    if (all_end > s->msize)
+        s->msize = all_end;
+    s->own_end = 0;
+}
+
+/* The byte at file offset x as this rank must read it now. */
+static unsigned char model_byte(const gen_t *s, int64_t x) {
+    if (s->wrote[x])
+        return s->mine[x];
+    return x < s->msize ? s->model[x] : 0;
+}
+
+static int64_t known_size(const gen_t *s) {
+    return s->own_end > s->msize ? s->own_end : s->msize;
+}
+
+/* sync-barrier-sync: afterwards every rank sees every write; the model is
+ * brought up to date. */
+static void settle(gen_t *s) {
+    int rc1 = MPI_File_sync(s->fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc2 = MPI_File_sync(s->fh);
+    logline(s, "settle rc=%s,%s", class_name(rc1), class_name(rc2));
+    expect_ok(s, rc1, "sync");
+    expect_ok(s, rc2, "sync");
+    model_merge(s);
+}
+
+/* ------------------------------------------------------------ operations */
+
+enum access_kind { AT_EXPLICIT, AT_INDIVIDUAL };
+
+/* How a data access is issued: blocking call, nonblocking call completed by
+ * MPI_Wait, or split collective (begin/end). */
+enum call_mode { CALL_BLOCKING, CALL_NONBLOCKING, CALL_SPLIT, CALL_MODES };
+static const char *const MODE_NAMES[CALL_MODES] = {"blocking", "nonblocking", "split"};
+
+typedef struct {
+    const char *name;
+    int is_write, collective, at;
+    int64_t off; /* etypes, for explicit-offset calls */
+    int count;
+    int may_cross_eof; /* a read that may run past the end of file */
+    int mode;          /* enum call_mode */
+} access_t;
+
+static void fill_pattern(gen_t *s, membuf_t *b, int is_write) {
+    uint64_t base = mix3(s->seed, (uint64_t)s->casenum, ((uint64_t)s->op << 8) | (uint64_t)s->rank);
+    for (int64_t i = 0; i < b->len; i++) {
+        unsigned char v = (unsigned char)mix64(base + (uint64_t)i);
+        /* Reads start from a fixed pattern so that stray stores are visible. */
+        b->mem[i] = is_write ? v : (unsigned char)(0xA5 ^ (i * 7));
+    }
+}
+
+static int call_blocking(gen_t *s, const access_t *a, void *buf, MPI_Datatype t, MPI_Status *st) {
+    MPI_Offset off = a->off;
+    if (a->is_write) {
+        if (a->at == AT_EXPLICIT)
+            return a->collective ? MPI_File_write_at_all(s->fh, off, buf, a->count, t, st)
+                                 : MPI_File_write_at(s->fh, off, buf, a->count, t, st);
+        return a->collective ? MPI_File_write_all(s->fh, buf, a->count, t, st)
+                             : MPI_File_write(s->fh, buf, a->count, t, st);
+    }
+    if (a->at == AT_EXPLICIT)
+        return a->collective ? MPI_File_read_at_all(s->fh, off, buf, a->count, t, st)
+                             : MPI_File_read_at(s->fh, off, buf, a->count, t, st);
+    return a->collective ? MPI_File_read_all(s->fh, buf, a->count, t, st)
+                         : MPI_File_read(s->fh, buf, a->count, t, st);
+}
+
+static int start_nonblocking(gen_t *s, const access_t *a, void *buf, MPI_Datatype t,
+                             MPI_Request *req) {
+    MPI_Offset off = a->off;
+    if (a->is_write) {
+        if (a->at == AT_EXPLICIT)
+            return a->collective ? MPI_File_iwrite_at_all(s->fh, off, buf, a->count, t, req)
+                                 : MPI_File_iwrite_at(s->fh, off, buf, a->count, t, req);
+        return a->collective ? MPI_File_iwrite_all(s->fh, buf, a->count, t, req)
+                             : MPI_File_iwrite(s->fh, buf, a->count, t, req);
+    }
+    if (a->at == AT_EXPLICIT)
+        return a->collective ? MPI_File_iread_at_all(s->fh, off, buf, a->count, t, req)
+                             : MPI_File_iread_at(s->fh, off, buf, a->count, t, req);
+    return a->collective ? MPI_File_iread_all(s->fh, buf, a->count, t, req)
+                         : MPI_File_iread(s->fh, buf, a->count, t, req);
+}
+
+/* Split collectives exist for collective calls only. */
+static int call_split(gen_t *s, const access_t *a, void *buf, MPI_Datatype t, MPI_Status *st) {
+    MPI_Offset off = a->off;
+    int rc;
+    if (a->is_write && a->at == AT_EXPLICIT) {
+        rc = MPI_File_write_at_all_begin(s->fh, off, buf, a->count, t);
+        return rc != MPI_SUCCESS ? rc : MPI_File_write_at_all_end(s->fh, buf, st);
+    }
+    if (a->is_write) {
+        rc = MPI_File_write_all_begin(s->fh, buf, a->count, t);
+        return rc != MPI_SUCCESS ? rc : MPI_File_write_all_end(s->fh, buf, st);
+    }
+    if (a->at == AT_EXPLICIT) {
+        rc = MPI_File_read_at_all_begin(s->fh, off, buf, a->count, t);
+        return rc != MPI_SUCCESS ? rc : MPI_File_read_at_all_end(s->fh, buf, st);
+    }
+    rc = MPI_File_read_all_begin(s->fh, buf, a->count, t);
+    return rc != MPI_SUCCESS ? rc : MPI_File_read_all_end(s->fh, buf, st);
+}
+
+static int do_access_call(gen_t *s, const access_t *a, membuf_t *b, MPI_Status *st) {
+    void *buf = membuf_base(b);
+    MPI_Datatype t = b->mt->type;
+    if (a->mode == CALL_SPLIT)
+        return call_split(s, a, buf, t, st);
+    if (a->mode == CALL_BLOCKING)
+        return call_blocking(s, a, buf, t, st);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = start_nonblocking(s, a, buf, t, &req);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&req, st);
+}
+
+static void record_write(gen_t *s, int64_t start, const membuf_t *b, int64_t n) {
+    for (int64_t k = 0; k < n; k++) {
+        int64_t x = view_offset(s, start + k);
+        s->mine[x] = b->mem[membuf_index(b, k)];
+        s->wrote[x] = 1;
+        if (x + 1 > s->own_end)
+            s->own_end = x + 1;
+    }
+}
+
+/* Hashes the first got data bytes and checks them, and the memory the type
+ * map does not cover, against expectations. */
+static void check_read(gen_t *s, int64_t start, const membuf_t *b, int64_t got, uint64_t *hash,
+                       char *show) {
+    uint64_t h = FNV_START;
+    int64_t bad = -1;
+    show[0] = 0;
+    for (int64_t k = 0; k < got; k++) {
+        unsigned char v = b->mem[membuf_index(b, k)];
+        h = fnv1a(h, &v, 1);
+        if (k < SHOW_BYTES)
+            sprintf(show + 2 * k, "%02x", v);
+        int64_t x = view_offset(s, start + k);
+        if (bad < 0 && x < FILE_CAP && v != model_byte(s, x))
+            bad = k;
+    }
+    *hash = h;
+    if (bad >= 0) {
+        int64_t x = view_offset(s, start + bad);
+        fail(s, "read byte %lld (file offset %lld) is %02x, expected %02x", (long long)bad,
+             (long long)x, b->mem[membuf_index(b, bad)], model_byte(s, x));
+    }
+    for (int64_t i = 0; i < b->len; i++)
+        if (!b->mask[i] && b->mem[i] != (unsigned char)(0xA5 ^ (i * 7))) {
+            fail(s, "read changed memory outside the type map at buffer byte %lld", (long long)i);
+            break;
+        }
+}
+
+/* Largest count (copies of the memory type) of at most want, such that the
+ * access from view byte start stays within the file cap and, when limit is
+ * not negative, below file offset limit. */
+static int clip_count(const gen_t *s, int64_t start, const dtype_t *mt, int want, int64_t limit) {
+    if (mt->size == 0)
+        return want;
+    int64_t n = (int64_t)want * mt->size;
+    if (start + n > s->view_cap)
+        n = s->view_cap > start ? s->view_cap - start : 0;
+    if (limit >= 0)
+        n = view_bytes_below(s, start, n, limit);
+    return (int)(n / mt->size);
+}
+
+/* Open MPI 4.1's OMPIO never completes a nonblocking or split collective
+ * read that reaches the end of file, so only blocking reads run past it. */
+static int read_may_cross_eof(const gen_t *s, const access_t *a) {
+    return a->may_cross_eof && !s->no_eof_reads && a->mode == CALL_BLOCKING;
+}
+
+/* One data access by this rank: build a memory type, choose the count, call,
+ * check and log. For collectives every rank calls this. */
+static void run_access(gen_t *s, access_t a) {
+    dtype_t mt = mt_build(&s->r, s->etype, s->memtype_lb_zero);
+    int64_t room = MAX_XFER / mt.size;
+    int want = (int)rng_range(&s->r, rng_percent(&s->r, 10) ? 0 : 1, room > 1 ? room : 1);
+    if (a.collective && rng_percent(&s->r, 25))
+        want = 0;
+    int64_t start_etypes = a.at == AT_EXPLICIT ? a.off : s->pos;
+    int64_t start = start_etypes * esize(s);
+    if (a.is_write)
+        a.count = clip_count(s, start, &mt, want, -1);
+    else
+        a.count = clip_count(s, start, &mt, want, read_may_cross_eof(s, &a) ? -1 : known_size(s));
+    int64_t n = (int64_t)a.count * mt.size;
+    int64_t expect = a.is_write ? n : view_bytes_below(s, start, n, known_size(s));
+
+    membuf_t b;
+    membuf_init(&b, &mt, a.count);
+    fill_pattern(s, &b, a.is_write);
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = do_access_call(s, &a, &b, &st);
+    int got = -1;
+    if (rc == MPI_SUCCESS)
+        MPI_Get_count(&st, MPI_BYTE, &got);
+    char args[64];
+    if (a.at == AT_EXPLICIT)
+        snprintf(args, sizeof args, "off=%lld", (long long)a.off);
+    else
+        snprintf(args, sizeof args, "pos=%lld", (long long)s->pos);
+
+    if (a.is_write) {
+        logline(s, "%s %s %s count=%d mt=%s rc=%s n=%d", a.name, MODE_NAMES[a.mode], args, a.count,
+                mt.desc, class_name(rc), got);
+        if (rc == MPI_SUCCESS && got != n)
+            fail(s, "%s moved %d bytes, expected %lld", a.name, got, (long long)n);
+        record_write(s, start, &b, n);
+    } else {
+        uint64_t h = FNV_START;
+        char show[2 * SHOW_BYTES + 1] = "";
+        if (got >= 0)
+            check_read(s, start, &b, got < n ? got : n, &h, show);
+        logline(s, "%s %s %s count=%d mt=%s rc=%s n=%d h=%016llx d=%s", a.name, MODE_NAMES[a.mode],
+                args, a.count, mt.desc, class_name(rc), got, (unsigned long long)h, show);
+        if (rc == MPI_SUCCESS && got != expect)
+            fail(s, "%s moved %d bytes, expected %lld", a.name, got, (long long)expect);
+    }
+    expect_ok(s, rc, a.name);
+    if (a.at == AT_INDIVIDUAL)
+        s->pos += n / esize(s);
+    membuf_free(&b);
+    dtype_free(&mt);
+}
+
+static int64_t random_offset(gen_t *s) {
+    return rng_range(&s->r, 0, s->span / esize(s));
+}
+
+/* The filetype of this rank for one epoch; tile_shift receives the extra
+ * displacement a SPLIT_TILE_DISP view adds per rank. */
+static dtype_t split_filetype(gen_t *s, int split, const dtype_t *e, const dtype_t *base,
+                              MPI_Offset *tile_shift) {
+    *tile_shift = 0;
+    switch (split) {
+    case SPLIT_TILE_DISP:
+        *tile_shift = base->extent * s->rank;
+        return ft_tile_disp(base, s->nprocs);
+    case SPLIT_TILE_LB:
+        return ft_tile_lb(base, s->rank, s->nprocs);
+    case SPLIT_DARRAY:
+        return ft_darray(&s->g, e, s->rank, s->nprocs);
+    case SPLIT_ROWS:
+        return ft_rows(&s->g, e, s->rank, s->nprocs);
+    default:
+        return ft_build(&s->g, e);
+    }
+}
+
+/* Sets the view's bookkeeping: file pointer reset, offsets the random
+ * accesses range over. */
+static void adopt_view(gen_t *s, const dtype_t *e, dtype_t ft, MPI_Offset disp, int split) {
+    dtype_free(&s->ft);
+    s->ft = ft;
+    s->etype = e;
+    s->disp = disp;
+    s->split = split;
+    s->pos = 0;
+    int64_t last = ft.map[ft.size - 1] + 1;
+    int64_t tiles = (FILE_CAP - disp - last) / ft.extent;
+    s->view_cap = FILE_CAP - disp - last >= 0 ? (tiles + 1) * ft.size : 0;
+    s->span = 3 * ft.size + 64 * e->size;
+    if (s->span > s->view_cap)
+        s->span = s->view_cap;
+}
+
+static void op_set_view(gen_t *s) {
+    settle(s);
+    const dtype_t *e = &s->etypes[rng_range(&s->g, 0, ETYPE_COUNT - 1)];
+    int split = (int)rng_range(&s->g, 0, SPLIT_KINDS - 1);
+    MPI_Offset disp = rng_percent(&s->g, 30) ? 0 : rng_range(&s->g, 0, MAX_DISP), shift;
+    dtype_t base = ft_build(&s->g, e);
+    dtype_t ft = split_filetype(s, split, e, &base, &shift);
+    /* A rank's filetype may be unusable (a darray in Fortran order need not
+     * increase): then every rank falls back to tiling the base type. */
+    int safe = dtype_is_view_safe(&ft), all_safe = 0;
+    MPI_Allreduce(&safe, &all_safe, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_safe) {
+        logline(s, "set_view fallback from %s", safe ? "another rank's filetype" : ft.desc);
+        dtype_free(&ft);
+        split = SPLIT_TILE_DISP;
+        ft = split_filetype(s, split, e, &base, &shift);
+    }
+    dtype_free(&base);
+    disp += shift;
+    int rc = MPI_File_set_view(s->fh, disp, e->type, ft.type, "native", MPI_INFO_NULL);
+    logline(s, "set_view split=%s disp=%lld etype=%s ft=%s rc=%s", SPLIT_NAMES[split],
+            (long long)disp, e->desc, ft.desc, class_name(rc));
+    expect_ok(s, rc, "set_view");
+    adopt_view(s, e, ft, disp, split);
+}
+
+static int writes_allowed(const gen_t *s) {
+    return s->split != SPLIT_SHARED;
+}
+
+static void op_independent(gen_t *s) {
+    enum { W_AT, R_AT, W_PTR, R_PTR, SEEK, POSITION, BYTE_OFFSET, KINDS };
+    static const int weights[KINDS] = {25, 20, 15, 15, 10, 5, 5};
+    int kind = rng_weighted(&s->r, weights, KINDS);
+    if (!writes_allowed(s) && (kind == W_AT || kind == W_PTR))
+        kind = kind == W_AT ? R_AT : R_PTR;
+    access_t a = {0};
+    a.mode = rng_percent(&s->r, 30) ? CALL_NONBLOCKING : CALL_BLOCKING;
+    switch (kind) {
+    case W_AT:
+    case R_AT:
+        a.name = kind == W_AT ? "write_at" : "read_at";
+        a.is_write = kind == W_AT;
+        a.at = AT_EXPLICIT;
+        a.off = random_offset(s);
+        a.may_cross_eof = !writes_allowed(s);
+        run_access(s, a);
+        return;
+    case W_PTR:
+    case R_PTR:
+        a.name = kind == W_PTR ? "write" : "read";
+        a.is_write = kind == W_PTR;
+        a.at = AT_INDIVIDUAL;
+        run_access(s, a);
+        return;
+    case SEEK: {
+        int cur = rng_percent(&s->r, 50);
+        MPI_Offset target = random_offset(s);
+        MPI_Offset arg = cur ? target - s->pos : target;
+        int rc = MPI_File_seek(s->fh, arg, cur ? MPI_SEEK_CUR : MPI_SEEK_SET);
+        logline(s, "seek %s %lld rc=%s", cur ? "cur" : "set", (long long)arg, class_name(rc));
+        expect_ok(s, rc, "seek");
+        s->pos = target;
+        return;
+    }
+    case POSITION: {
+        MPI_Offset at = -1;
+        int rc = MPI_File_get_position(s->fh, &at);
+        logline(s, "get_position rc=%s pos=%lld", class_name(rc), (long long)at);
+        expect_ok(s, rc, "get_position");
+        if (rc == MPI_SUCCESS && at != s->pos)
+            fail(s, "position %lld, expected %lld", (long long)at, (long long)s->pos);
+        return;
+    }
+    default: {
+        MPI_Offset off = random_offset(s), byte = -1;
+        int rc = MPI_File_get_byte_offset(s->fh, off, &byte);
+        logline(s, "get_byte_offset %lld rc=%s byte=%lld", (long long)off, class_name(rc),
+                (long long)byte);
+        expect_ok(s, rc, "get_byte_offset");
+        int64_t want = view_offset(s, off * esize(s));
+        if (rc == MPI_SUCCESS && byte != want)
+            fail(s, "byte offset %lld, expected %lld", (long long)byte, (long long)want);
+        return;
+    }
+    }
+}
+
+static void op_collective(gen_t *s) {
+    static const char *const names[4] = {"write_at_all", "read_at_all", "write_all", "read_all"};
+    int kind = (int)rng_range(&s->g, 0, 3);
+    if (!writes_allowed(s) && (kind == 0 || kind == 2))
+        kind++;
+    access_t a = {0};
+    a.name = names[kind];
+    a.is_write = kind == 0 || kind == 2;
+    a.collective = 1;
+    /* Every rank must make the same kind of collective call. */
+    static const int mode_weights[CALL_MODES] = {60, 20, 20};
+    a.mode = rng_weighted(&s->g, mode_weights, CALL_MODES);
+    a.at = kind < 2 ? AT_EXPLICIT : AT_INDIVIDUAL;
+    a.may_cross_eof = a.at == AT_EXPLICIT && !writes_allowed(s);
+    if (a.at == AT_EXPLICIT)
+        a.off = random_offset(s);
+    run_access(s, a);
+}
+
+/* A read that may run past the end of file, while no rank writes. */
+static void op_read_past_end(gen_t *s) {
+    settle(s);
+    access_t a = {0};
+    a.name = "read_at_end";
+    a.at = AT_EXPLICIT;
+    a.may_cross_eof = 1;
+    /* Start near the end of file, in view terms, so reads straddle it. */
+    int64_t below = view_bytes_before(s, s->msize) / esize(s);
+    a.off = rng_range(&s->r, below > 8 ? below - 8 : 0, below + 4);
+    if (a.off * esize(s) > s->view_cap)
+        a.off = 0;
+    run_access(s, a);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void op_set_size(gen_t *s) {
+    settle(s);
+    int grow = rng_percent(&s->g, 50);
+    MPI_Offset size = grow ? s->msize + rng_range(&s->g, 1, 5000) : rng_range(&s->g, 0, s->msize);
+    if (size > FILE_CAP)
+        size = FILE_CAP;
+    int rc = MPI_File_set_size(s->fh, size);
+    logline(s, "set_size %lld rc=%s", (long long)size, class_name(rc));
+    expect_ok(s, rc, "set_size");
+    if (size < s->msize)
+        memset(s->model + size, 0, (size_t)(s->msize - size));
+    s->msize = size;
+    settle(s);
+}
+
+static void op_get_size(gen_t *s) {
+    settle(s);
+    MPI_Offset size = -1;
+    int rc = MPI_File_get_size(s->fh, &size);
+    logline(s, "get_size rc=%s size=%lld", class_name(rc), (long long)size);
+    expect_ok(s, rc, "get_size");
+    if (rc == MPI_SUCCESS && size != s->msize)
+        fail(s, "size %lld, expected %lld", (long long)size, (long long)s->msize);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* SEEK_END: the standard puts the end of file at the first etype of the view
+ * at or past the last byte of the file. Open MPI 4.1's OMPIO divides the
+ * byte size of the file by the etype size instead and sometimes lands
+ * elsewhere still, so with --seek-end-by-set the pointer is moved to the
+ * standard's place with SEEK_SET. The log line is the same either way, so a
+ * back end doing real SEEK_ENDs can be compared against OMPIO doing SETs. */
+static void op_seek_end(gen_t *s) {
+    settle(s);
+    int64_t before = view_bytes_before(s, s->msize);
+    int64_t eof = (before + esize(s) - 1) / esize(s);
+    MPI_Offset arg = rng_range(&s->r, eof > 4 ? -4 : -eof, 4);
+    int rc = s->seek_end_by_set ? MPI_File_seek(s->fh, eof + arg, MPI_SEEK_SET)
+                                : MPI_File_seek(s->fh, arg, MPI_SEEK_END);
+    MPI_Offset at = -1;
+    int rc2 = MPI_File_get_position(s->fh, &at);
+    logline(s, "seek_end %lld rc=%s pos=%lld (model: size %lld, end at etype %lld)", (long long)arg,
+            class_name(rc), (long long)at, (long long)s->msize, (long long)eof);
+    expect_ok(s, rc, "seek end");
+    expect_ok(s, rc2, "get_position");
+    s->pos = eof + arg;
+    if (rc2 == MPI_SUCCESS && at != s->pos)
+        fail(s, "position after seek end %lld, expected %lld", (long long)at, (long long)s->pos);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void op_sync(gen_t *s) {
+    int rc = MPI_File_sync(s->fh);
+    logline(s, "sync rc=%s", class_name(rc));
+    expect_ok(s, rc, "sync");
+}
+
+enum op_kind {
+    OP_SET_VIEW,
+    OP_INDEPENDENT,
+    OP_COLLECTIVE,
+    OP_SET_SIZE,
+    OP_GET_SIZE,
+    OP_SEEK_END,
+    OP_READ_PAST_END,
+    OP_SYNC,
+    OP_KINDS
+};
+
+static void run_op(gen_t *s) {
+    static const int weights[OP_KINDS] = {12, 40, 22, 5, 5, 4, 5, 5};
+    switch (rng_weighted(&s->g, weights, OP_KINDS)) {
+    case OP_SET_VIEW:
+        op_set_view(s);
+        break;
+    case OP_INDEPENDENT:
+        op_independent(s);
+        break;
+    case OP_COLLECTIVE:
+        op_collective(s);
+        break;
+    case OP_SET_SIZE:
+        op_set_size(s);
+        break;
+    case OP_GET_SIZE:
+        op_get_size(s);
+        break;
+    case OP_SEEK_END:
+        op_seek_end(s);
+        break;
+    case OP_READ_PAST_END:
+        op_read_past_end(s);
+        break;
+    default:
+        op_sync(s);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ case */
+
+/* Rank 0 reads the closed file with plain stdio and checks it against the model. */
+static void check_final_file(gen_t *s) {
+    FILE *f = fopen(s->path, "rb");
+    if (!f) {
+        fail(s, "cannot open %s after close", s->path);
+        return;
+    }
+    unsigned char *chunk = xcalloc(FINAL_CHUNK, 1);
+    uint64_t h = FNV_START, want = FNV_START;
+    int64_t size = 0, first_bad = -1;
+    size_t got;
+    while ((got = fread(chunk, 1, FINAL_CHUNK, f)) > 0) {
+        h = fnv1a(h, chunk, got);
+        for (size_t i = 0; i < got && size + (int64_t)i < FILE_CAP; i++)
+            if (first_bad < 0 && chunk[i] != s->model[size + (int64_t)i])
+                first_bad = size + (int64_t)i;
+        size += (int64_t)got;
+    }
+    fclose(f);
+    free(chunk);
+    want = fnv1a(want, s->model, (size_t)s->msize);
+    logline(s, "file size=%lld hash=%016llx", (long long)size, (unsigned long long)h);
+    if (size != s->msize)
+        fail(s, "file size %lld, expected %lld", (long long)size, (long long)s->msize);
+    else if (h != want)
+        fail(s, "file differs from the model first at byte %lld", (long long)first_bad);
+}
+
+/* Appends every rank's records of the case to the log, rank by rank. */
+static void flush_log(gen_t *s, FILE *log) {
+    int len = (int)s->log.len;
+    int *lens = s->rank == 0 ? xcalloc((size_t)s->nprocs, sizeof(int)) : NULL;
+    int *displs = s->rank == 0 ? xcalloc((size_t)s->nprocs, sizeof(int)) : NULL;
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char *all = NULL;
+    if (s->rank == 0) {
+        int total = 0;
+        for (int i = 0; i < s->nprocs; i++) {
+            displs[i] = total;
+            total += lens[i];
+        }
+        all = xcalloc((size_t)total + 1, 1);
+    }
+    MPI_Gatherv(s->log.text ? s->log.text : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
+                MPI_COMM_WORLD);
+    if (s->rank == 0) {
+        fprintf(log, "case %ld seed %llu nprocs %d\n", s->casenum, (unsigned long long)s->seed,
+                s->nprocs);
+        for (int i = 0; i < s->nprocs; i++) {
+            fprintf(log, "rank %d\n", i);
+            fwrite(all + displs[i], 1, (size_t)lens[i], log);
+        }
+        fflush(log);
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    s->log.len = 0;
+}
+
+static void run_case(gen_t *s, const char *dir, FILE *log) {
+    s->g = rng_seeded(s->seed, (uint64_t)s->casenum, 0);
+    s->r = rng_seeded(s->seed, (uint64_t)s->casenum, (uint64_t)s->rank + 1);
+    s->op = 0;
+    snprintf(s->path, sizeof s->path, "%s/case%ld.dat", dir, s->casenum);
+    model_reset(s);
+    if (s->rank == 0)
+        unlink(s->path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc = MPI_File_open(MPI_COMM_WORLD, s->path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                           &s->fh);
+    logline(s, "open rc=%s", class_name(rc));
+    expect_ok(s, rc, "open");
+    if (rc == MPI_SUCCESS) {
+        MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
+        int ops = (int)rng_range(&s->g, MIN_OPS, MAX_OPS);
+        /* The default view is shared by all ranks, so the first operation
+         * sets a view that splits the file. */
+        for (s->op = 1; s->op <= ops; s->op++) {
+            if (s->op == 1)
+                op_set_view(s);
+            else
+                run_op(s);
+        }
+        settle(s);
+        rc = MPI_File_close(&s->fh);
+        logline(s, "close rc=%s", class_name(rc));
+        expect_ok(s, rc, "close");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (s->rank == 0)
+        check_final_file(s);
+    flush_log(s, log);
+    dtype_free(&s->ft);
+}
+
+/* ------------------------------------------------------------------ main */
+
+typedef struct {
+    uint64_t seed;
+    long first, last;
+    const char *dir, *log;
+    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace;
+} options_t;
+
+static int parse_cases(const char *text, long *first, long *last) {
+    char *end;
+    *first = strtol(text, &end, 10);
+    if (*end == 0) {
+        *last = *first;
+        return *first >= 0;
+    }
+    if (*end != '-')
+        return 0;
+    *last = strtol(end + 1, &end, 10);
+    return *end == 0 && *first >= 0 && *last >= *first;
+}
+
+static int parse_options(int argc, char **argv, options_t *o) {
+    int have_seed = 0, have_case = 0;
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(k, "--seek-end-by-set")) {
+            o->seek_end_by_set = 1;
+            continue;
+        }
+        if (!strcmp(k, "--trace")) {
+            o->trace = 1;
+            continue;
+        }
+        if (!strcmp(k, "--no-eof-reads")) {
+            o->no_eof_reads = 1;
+            continue;
+        }
+        if (!strcmp(k, "--memtype-lb-zero")) {
+            o->memtype_lb_zero = 1;
+            continue;
+        }
+        if (!v)
+            return 0;
+        i++;
+        if (!strcmp(k, "--seed")) {
+            o->seed = strtoull(v, NULL, 10);
+            have_seed = 1;
+        } else if (!strcmp(k, "--case") || !strcmp(k, "--cases")) {
+            have_case = parse_cases(v, &o->first, &o->last);
+        } else if (!strcmp(k, "--dir")) {
+            o->dir = v;
+        } else if (!strcmp(k, "--log")) {
+            o->log = v;
+        } else {
+            return 0;
+        }
+    }
+    return have_seed && have_case && o->dir;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    options_t o;
+    gen_t s;
+    memset(&s, 0, sizeof s);
+    MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
+    if (!parse_options(argc, argv, &o)) {
+        if (s.rank == 0)
+            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--no-eof-reads] "
+                            "[--memtype-lb-zero] [--trace] --seed S (--case C | --cases A-B) "
+                            "--dir D [--log L]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    char logpath[PATH_MAX];
+    snprintf(logpath, sizeof logpath, "%s", o.log ? o.log : "");
+    if (!o.log)
+        snprintf(logpath, sizeof logpath, "%s/diffgen.log", o.dir);
+    FILE *log = NULL;
+    if (s.rank == 0) {
+        log = fopen(logpath, "w");
+        if (!log) {
+            fprintf(stderr, "diffgen: cannot write %s\n", logpath);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        fprintf(stderr, "diffgen: MPI-IO from %s\n",
+                dlsym(RTLD_DEFAULT, "pario_mpiio_active") ? "pario" : "the system");
+    }
+    dtype_t etypes[ETYPE_COUNT];
+    etypes_create(etypes);
+    s.etypes = etypes;
+    s.seed = o.seed;
+    s.seek_end_by_set = o.seek_end_by_set;
+    s.no_eof_reads = o.no_eof_reads;
+    s.trace = o.trace;
+    s.memtype_lb_zero = o.memtype_lb_zero;
+    s.model = xcalloc(FILE_CAP, 1);
+    s.mine = xcalloc(FILE_CAP, 1);
+    s.wrote = xcalloc(FILE_CAP, 1);
+    s.scratch_a = xcalloc(FILE_CAP, 1);
+    s.scratch_b = xcalloc(FILE_CAP, 1);
+    for (long c = o.first; c <= o.last; c++) {
+        s.casenum = c;
+        run_case(&s, o.dir, log);
+    }
+    long failures = s.failures, all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (s.rank == 0) {
+        fprintf(log, "end failures=%ld\n", all);
+        fclose(log);
+    }
+    for (int i = 0; i < ETYPE_COUNT; i++)
+        dtype_free(&etypes[i]);
+    free(s.model);
+    free(s.mine);
+    free(s.wrote);
+    free(s.scratch_a);
+    free(s.scratch_b);
+    free(s.log.text);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
