@@ -48,17 +48,21 @@
  *
  * ---- Atomics ----------------------------------------------------------------
  * fetch_add, compare_and_swap, swap and load on int64_t at an 8-byte aligned
- * segment offset. All of them, for every target including the caller itself
- * and node-local peers, go through MPI_Fetch_and_op / MPI_Compare_and_swap on
- * the team's RMA window followed by MPI_Win_flush. Reason: MPI only promises
- * atomicity among its own accumulate operations; a C11 atomic on the mapped
- * address is not guaranteed to be atomic with respect to the MPI library's
- * implementation of the same operation from an off-node rank (it may use a
- * software lock or a NIC atomic unit). Routing every atomic through the
- * window makes atomics on one location atomic with respect to each other
- * from all ranks and both paths. Do not mix atomics and put/get on the same
- * location without a barrier between them. Each atomic returns after it has
- * completed at the target.
+ * segment offset (else PARIO_ERR_ARG). Every atomic on a location is executed
+ * as a hardware atomic instruction (C11 seq_cst) on that location by a process
+ * that maps it: for a node-local target (the caller included) the caller does
+ * it through the mapped segment; for an off-node target the layer sends an
+ * internal Short request and the owner does it in the handler, replying with
+ * the old value. Atomics from all ranks and both paths on one location are
+ * therefore atomic with respect to each other. MPI_Fetch_and_op was not
+ * chosen: MPI promises atomicity only among its own accumulate calls (not
+ * against a C11 atomic on the mapped address), and Open MPI 4.1's RMA
+ * component over shared memory emulates atomics by messages and crashes for
+ * a target equal to the origin. Consequences: an off-node atomic completes
+ * only once the owner polls (pario_gas_poll or any blocking gas call), and
+ * each atomic returns after it has been performed (the old value is final).
+ * Do not mix atomics and put/get on the same location without a barrier
+ * between them.
  *
  * ---- Active messages --------------------------------------------------------
  * Handlers are registered collectively (pario_gas_register_handlers); each
@@ -70,15 +74,14 @@
  *            (>= 64 KiB), delivered in a buffer valid only during the handler.
  *   Long   : arguments plus a payload of any size, written at the given offset
  *            of the target's segment before the handler runs; the handler gets
- *            a pointer to it (NULL and the offset in pario_gas_token_offset when
- *            the target cannot map its own segment, which does not happen for
- *            segments attached with pario_gas_segment_attach).
+ *            a pointer to it (pario_gas_token_offset gives the offset).
  * A payload larger than allowed fails with PARIO_ERR_COUNT_ARG, more than
  * PARIO_GAS_MAX_ARGS arguments likewise.
  *
- * Handlers run only inside pario_gas_poll or a blocking gas call of the
- * target (wait, blocking put/get/atomics, requests waiting for space,
- * barrier, broadcast, reduce). Requests from one sender run at the target in
+ * Handlers run only inside pario_gas_poll, pario_gas_test, or a gas call while
+ * it waits: pario_gas_wait/wait_all, blocking put/get and atomics to off-node
+ * targets, a request waiting for ring space or credits, barrier, broadcast,
+ * reduce, team free. Requests from one sender run at the target in
  * the order they were sent; so do replies. A request handler may send at most
  * one reply, to the requester, through its token: a second reply fails with
  * PARIO_ERR_REQUEST. Reply handlers cannot reply. Inside any handler, calls
@@ -94,7 +97,8 @@
  * failure is kept in the team (pario_gas_last_error). Rank outside the team:
  * PARIO_ERR_RANK. Bad handler index, segment range, alignment or algorithm:
  * PARIO_ERR_ARG. Payload or argument count too large: PARIO_ERR_COUNT_ARG.
- * Misuse from a handler or a second reply: PARIO_ERR_REQUEST. MPI failure:
+ * NULL payload with bytes > 0: PARIO_ERR_ARG. Misuse from a handler, a second
+ * reply, a second attach or an access before attach: PARIO_ERR_REQUEST. MPI failure:
  * PARIO_ERR_COMM. Collective calls whose arguments differ across ranks where
  * this is detected (handler count): PARIO_ERR_NOT_SAME.
  */
@@ -112,7 +116,8 @@ extern "C" {
 
 /* Most 64-bit arguments an active message carries (GASNet's limit). */
 #define PARIO_GAS_MAX_ARGS 16
-/* Most handlers one team can register in total. */
+/* Size of a team's handler table; the layer keeps the first 2 entries for
+ * itself (off-node atomics), so users can register 254. */
 #define PARIO_GAS_MAX_HANDLERS 256
 
 typedef struct pario_gas_team pario_gas_team;
@@ -161,12 +166,13 @@ typedef struct pario_gas_event {
     int sync;    /* completion step: 0 none, 1 flush target, 2 local flush */
     MPI_Request req;
 } pario_gas_event;
-#define PARIO_GAS_EVENT_INIT {0, 0, 0, MPI_REQUEST_NULL}
+#define PARIO_GAS_EVENT_INIT                                                                       \
+    { 0, 0, 0, MPI_REQUEST_NULL }
 
 int pario_gas_put(pario_gas_team *team, int rank, size_t offset, const void *src, size_t bytes);
 int pario_gas_get(pario_gas_team *team, void *dst, int rank, size_t offset, size_t bytes);
-int pario_gas_put_nb(pario_gas_team *team, int rank, size_t offset, const void *src,
-                     size_t bytes, pario_gas_event *ev);
+int pario_gas_put_nb(pario_gas_team *team, int rank, size_t offset, const void *src, size_t bytes,
+                     pario_gas_event *ev);
 int pario_gas_get_nb(pario_gas_team *team, void *dst, int rank, size_t offset, size_t bytes,
                      pario_gas_event *ev);
 /* Blocks (running handlers) until ev is complete. */
@@ -178,13 +184,11 @@ int pario_gas_quiet(pario_gas_team *team);
 int pario_gas_fence(pario_gas_team *team);
 
 /* 64-bit atomics at an 8-byte aligned offset of rank's segment. */
-int pario_gas_fetch_add(pario_gas_team *team, int rank, size_t offset, int64_t add,
-                        int64_t *old);
+int pario_gas_fetch_add(pario_gas_team *team, int rank, size_t offset, int64_t add, int64_t *old);
 /* Stores desired when the value equals expected; *old gets the prior value. */
 int pario_gas_compare_swap(pario_gas_team *team, int rank, size_t offset, int64_t expected,
                            int64_t desired, int64_t *old);
-int pario_gas_swap(pario_gas_team *team, int rank, size_t offset, int64_t value,
-                   int64_t *old);
+int pario_gas_swap(pario_gas_team *team, int rank, size_t offset, int64_t value, int64_t *old);
 int pario_gas_atomic_load(pario_gas_team *team, int rank, size_t offset, int64_t *value);
 
 /* ---- active messages ----------------------------------------------------- */
@@ -211,8 +215,8 @@ int pario_gas_request_long(pario_gas_team *team, int rank, int handler, const vo
 
 /* Replies: only from inside a request handler, at most one per request. */
 int pario_gas_reply_short(pario_gas_token *token, int handler, const uint64_t *args, int nargs);
-int pario_gas_reply_medium(pario_gas_token *token, int handler, const void *payload,
-                           size_t bytes, const uint64_t *args, int nargs);
+int pario_gas_reply_medium(pario_gas_token *token, int handler, const void *payload, size_t bytes,
+                           const uint64_t *args, int nargs);
 int pario_gas_reply_long(pario_gas_token *token, int handler, const void *payload, size_t bytes,
                          size_t offset, const uint64_t *args, int nargs);
 
@@ -261,8 +265,8 @@ int pario_gas_allreduce_i64(pario_gas_team *team, const int64_t *in, int64_t *ou
                             pario_gas_op op);
 int pario_gas_reduce_double(pario_gas_team *team, const double *in, double *out, size_t count,
                             pario_gas_op op, int root);
-int pario_gas_allreduce_double(pario_gas_team *team, const double *in, double *out,
-                               size_t count, pario_gas_op op);
+int pario_gas_allreduce_double(pario_gas_team *team, const double *in, double *out, size_t count,
+                               pario_gas_op op);
 
 #ifdef __cplusplus
 }

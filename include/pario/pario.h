@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /* Error codes. Each maps to one MPI error class in the mpiio layer
- * (see pario_err_mpi_class in src/mpiio). Keep PARIO_ERR_COUNT last. */
+ * (see mpiio_error_class in src/mpiio/errclass.c). Keep PARIO_ERR_COUNT last. */
 typedef enum pario_err {
     PARIO_OK = 0,
     PARIO_ERR_ARG,                   /* invalid argument (negative offset, bad whence, ...) */

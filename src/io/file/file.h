@@ -43,6 +43,8 @@ int io_shared_create(pario_file *fh, int64_t initial, pario_error *err);
 void io_shared_free(pario_file *fh);
 /* Set the shared pointer (called by one rank; the caller synchronizes). */
 int io_shared_set(pario_file *fh, int64_t etypes);
+/* Read the shared pointer. */
+int io_shared_get(pario_file *fh, int64_t *etypes);
 
 /* View position of the end of file, in whole etypes (rounded up). */
 int io_eof_position(pario_file *fh, MPI_Offset *etypes);

@@ -107,9 +107,11 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
             rc = pario_fail(err, PARIO_ERR_ARG,
                             "set_view %s: MPI_DISPLACEMENT_CURRENT needs a SEQUENTIAL file",
                             fh->path);
-        else {
-            int64_t off = 0;
-            rc = view_byte_of_pos(&fh->view, fh->fp * fh->view.etype_size, &off);
+        else { /* the shared pointer's place in the file */
+            int64_t at = 0, off = 0;
+            rc = io_shared_get(fh, &at);
+            if (rc == PARIO_OK)
+                rc = view_byte_of_pos(&fh->view, at * fh->view.etype_size, &off);
             disp = off;
         }
     }

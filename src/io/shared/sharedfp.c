@@ -50,6 +50,8 @@ static int shared_fetch_add(pario_file *fh, int64_t n, int64_t *old) {
     return PARIO_OK;
 }
 
+int io_shared_get(pario_file *fh, int64_t *etypes) { return shared_fetch_add(fh, 0, etypes); }
+
 /* Etypes covered by count instances of type (whole etypes checked before). */
 static int64_t etypes_of(const pario_file *fh, MPI_Count count, MPI_Datatype type) {
     MPI_Count size = 0;
@@ -138,7 +140,7 @@ static int seek_target(pario_file *fh, MPI_Offset offset, int whence, int64_t *t
     int64_t base = 0;
     int rc = PARIO_OK;
     if (whence == MPI_SEEK_CUR)
-        rc = shared_fetch_add(fh, 0, &base);
+        rc = io_shared_get(fh, &base);
     else if (whence == MPI_SEEK_END) {
         MPI_Offset eof = 0;
         rc = io_eof_position(fh, &eof);
@@ -173,7 +175,7 @@ int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence) {
 
 int pario_file_get_position_shared(pario_file *fh, MPI_Offset *offset) {
     int64_t at = 0;
-    int rc = shared_fetch_add(fh, 0, &at);
+    int rc = io_shared_get(fh, &at);
     *offset = at;
     return io_file_result(fh, rc);
 }

@@ -1,0 +1,149 @@
+/* File views and the individual file pointer: set/get_view, seek,
+ * get_position, get_byte_offset, get_type_extent.
+ *
+ * The program may free its etype and filetype right after MPI_File_set_view,
+ * so the handle keeps duplicates of derived types for as long as the view
+ * lasts and gives those to pario. MPI_File_get_view returns predefined types
+ * as they are and new duplicates of derived ones, which the caller frees. */
+#include "mpiio/mpiio.h"
+
+static int is_predefined_type(MPI_Datatype type) {
+    int ni, na, nd, combiner;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+        return 0;
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+/* type itself if predefined, else a duplicate (the same committed state). */
+static int type_keep(MPI_Datatype type, MPI_Datatype *kept) {
+    if (is_predefined_type(type)) {
+        *kept = type;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Type_dup(type, kept);
+}
+
+void mpiio_view_type_release(MPI_Datatype *type) {
+    if (*type != MPI_DATATYPE_NULL && !is_predefined_type(*type))
+        PMPI_Type_free(type);
+    *type = MPI_DATATYPE_NULL;
+}
+
+/* MPI_SUCCESS when the view can be set; else the error's code. The types
+ * and displacement are checked by pario, which makes the ranks agree. */
+static int check_view_args(struct mpiio_file *f, const char *fname, const char *datarep) {
+    if (!datarep)
+        return mpiio_fail(f, fname, MPI_ERR_UNSUPPORTED_DATAREP, "NULL data representation");
+    if (f->split != MPIIO_SPLIT_NONE)
+        return mpiio_fail(f, fname, MPI_ERR_OTHER,
+                          "a split collective operation is outstanding on the file");
+    return MPI_SUCCESS;
+}
+
+/* Duplicates the view types, hands them to pario and swaps them in. */
+static int install_view(struct mpiio_file *f, const char *fname, MPI_Offset disp,
+                        MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
+                        MPI_Info info) {
+    MPI_Datatype e = MPI_DATATYPE_NULL, t = MPI_DATATYPE_NULL;
+    if (type_keep(etype, &e) != MPI_SUCCESS || type_keep(filetype, &t) != MPI_SUCCESS) {
+        mpiio_view_type_release(&e);
+        return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the view's datatypes");
+    }
+    int rc = pario_file_set_view(f->pf, disp, e, t, datarep, info);
+    if (rc != PARIO_OK) {
+        mpiio_view_type_release(&e);
+        mpiio_view_type_release(&t);
+        return mpiio_fail_pario(f, fname, rc);
+    }
+    mpiio_view_type_release(&f->etype);
+    mpiio_view_type_release(&f->filetype);
+    f->etype = e;
+    f->filetype = t;
+    return MPI_SUCCESS;
+}
+
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                       const char *datarep, MPI_Info info) {
+    static const char fname[] = "MPI_File_set_view";
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc == MPI_SUCCESS)
+        rc = check_view_args(f, fname, datarep);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return install_view(f, fname, disp, etype, filetype, datarep, info);
+}
+MPIIO_ALIAS(MPI_File_set_view);
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                       char *datarep) {
+    static const char fname[] = "MPI_File_get_view";
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!disp || !etype || !filetype || !datarep)
+        return mpiio_fail(f, fname, MPI_ERR_ARG, "NULL output argument");
+    MPI_Datatype e, t;
+    rc = pario_file_get_view(f->pf, disp, &e, &t, datarep);
+    if (rc != PARIO_OK)
+        return mpiio_fail_pario(f, fname, rc);
+    if (type_keep(e, etype) != MPI_SUCCESS)
+        return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the etype");
+    if (type_keep(t, filetype) != MPI_SUCCESS) {
+        mpiio_view_type_release(etype);
+        return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the filetype");
+    }
+    return MPI_SUCCESS;
+}
+MPIIO_ALIAS(MPI_File_get_view);
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
+    static const char fname[] = "MPI_File_seek";
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return mpiio_check(f, fname, pario_file_seek(f->pf, offset, whence));
+}
+MPIIO_ALIAS(MPI_File_seek);
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
+    static const char fname[] = "MPI_File_get_position";
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!offset)
+        return mpiio_fail(f, fname, MPI_ERR_ARG, "NULL offset argument");
+    return mpiio_check(f, fname, pario_file_get_position(f->pf, offset));
+}
+MPIIO_ALIAS(MPI_File_get_position);
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) {
+    static const char fname[] = "MPI_File_get_byte_offset";
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!disp)
+        return mpiio_fail(f, fname, MPI_ERR_ARG, "NULL disp argument");
+    return mpiio_check(f, fname, pario_file_get_byte_offset(f->pf, offset, disp));
+}
+MPIIO_ALIAS(MPI_File_get_byte_offset);
+
+/* The file extent of type, for both the int and the MPI_Count forms. */
+int mpiio_type_extent(MPI_File fh, const char *fname, MPI_Datatype type, MPI_Aint *extent) {
+    struct mpiio_file *f;
+    int rc = mpiio_lookup(fh, fname, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!extent)
+        return mpiio_fail(f, fname, MPI_ERR_ARG, "NULL extent argument");
+    return mpiio_check(f, fname, pario_file_get_type_extent(f->pf, type, extent));
+}
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {
+    return mpiio_type_extent(fh, "MPI_File_get_type_extent", datatype, extent);
+}
+MPIIO_ALIAS(MPI_File_get_type_extent);
