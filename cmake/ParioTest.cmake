@@ -9,17 +9,27 @@
 # Open MPI runs oversubscribed (more ranks than cores) and as root in CI.
 set(PARIO_TEST_TIMEOUT 300 CACHE STRING "seconds per test")
 
+# What LD_PRELOAD holds to run a program on the drop-in. In a sanitizer build
+# the sanitizer runtime has to come first in the list of libraries.
+set(PARIO_PRELOAD_RUNTIME "")
+if(PARIO_SANITIZE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(PARIO_PRELOAD_RUNTIME "${asan_runtime}:")
+endif()
+set(PARIO_PRELOAD "${PARIO_PRELOAD_RUNTIME}$<TARGET_FILE:pario-mpiio>")
+
 function(pario_mpiexec_prefix out np preload)
   if(PARIO_MPI STREQUAL "mpich")
     set(cmd ${MPIEXEC_EXECUTABLE} -n ${np})
     if(preload)
-      list(APPEND cmd -genv LD_PRELOAD $<TARGET_FILE:pario-mpiio>)
+      list(APPEND cmd -genv LD_PRELOAD ${PARIO_PRELOAD})
     endif()
   else()
     set(cmd ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root --mca btl self,vader
             -n ${np})
     if(preload)
-      list(APPEND cmd -x LD_PRELOAD=$<TARGET_FILE:pario-mpiio>)
+      list(APPEND cmd -x LD_PRELOAD=${PARIO_PRELOAD})
     else()
       list(APPEND cmd --mca io ompio)
     endif()
