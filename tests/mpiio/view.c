@@ -401,8 +401,11 @@ static void check_displacement_current(const char *path) {
     PT_MPI_OK(MPI_File_get_view(fh, &d, &et, &ft, rep));
     PT_EQ(d, 2 * n);
     MPI_Offset shared = -1;
-    PT_MPI_OK(MPI_File_get_position_shared(fh, &shared));
-    PT_EQ(shared, 0);
+    /* Deviation: MPICH's ROMIO refuses get_position_shared on a SEQUENTIAL file. */
+    if (ptest_on_pario() || !conf_romio_deviates()) {
+        PT_MPI_OK(MPI_File_get_position_shared(fh, &shared));
+        PT_EQ(shared, 0);
+    }
     PT_MPI_OK(MPI_File_write_ordered(fh, mine + 1, 1, MPI_BYTE, MPI_STATUS_IGNORE));
     PT_MPI_OK(MPI_File_close(&fh));
     unsigned char want[24];
