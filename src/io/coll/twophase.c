@@ -60,14 +60,16 @@ typedef struct twophase {
     int64_t *send_cnt;    /* per rank: pieces, bytes I send it this cycle */
     int64_t *recv_cnt;    /* per rank: pieces, bytes it sends me */
     int64_t *send_at;     /* per aggregator: first piece index and first data byte */
+    char **user_at;       /* per aggregator: this cycle's data in place in user memory
+                             (contiguous memory: sent or received with no copy), or NULL */
     int64_t out_bytes;    /* data bytes this rank moves this cycle */
     growbuf meta_out, data_out, meta_in;
     growbuf window[2], pieces[2]; /* cycle k uses slot k % 2 when pipelined, else slot 0 */
     int pipelined;
-    struct writer *writer;        /* background store of the previous cycle, or NULL */
+    struct writer *writer; /* background store of the previous cycle, or NULL */
     MPI_Request *reqs;
     MPI_Datatype *types;
-    int rc;               /* first local failure; the cycles go on so nobody waits */
+    int rc; /* first local failure; the cycles go on so nobody waits */
 } twophase;
 
 static int grow(growbuf *g, int64_t bytes) {
@@ -82,8 +84,8 @@ static void fail(twophase *t, int rc, const char *what) {
 
 /* ---- streams --------------------------------------------------------------------- */
 
-static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count,
-                        const flat_type *mt, int64_t total) {
+static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count, const flat_type *mt,
+                        int64_t total) {
     const coll_plan *p = t->p;
     for (int a = 0; a < p->naggr; a++) {
         coll_stream *s = &t->streams[a];
@@ -134,7 +136,9 @@ static int collect_pieces(twophase *t, int a, int64_t ws, int64_t we, int64_t *n
         int64_t *m = (int64_t *)t->meta_out.p;
         m[2 * n] = off;
         m[2 * n + 1] = len;
-        if (t->write) {
+        if (s->mem.contig) {
+            s->mem.contig += len; /* the data goes straight from/to user memory */
+        } else if (t->write) {
             if (grow(&t->data_out, *nbytes + len) != PARIO_OK)
                 return PARIO_ERR_NO_MEM;
             io_mem_copy(&s->mem, t->data_out.p + *nbytes, len, 1);
@@ -156,6 +160,7 @@ static int collect_cycle(twophase *t, int64_t k) {
         coll_plan_window(p, a, k, &ws, &we);
         t->send_at[2 * a] = n0;
         t->send_at[2 * a + 1] = b0;
+        t->user_at[a] = t->streams[a].open ? t->streams[a].mem.contig : NULL;
         if (ws < we) {
             int rc = collect_pieces(t, a, ws, we, &npieces, &nbytes);
             if (rc != PARIO_OK)
@@ -195,8 +200,8 @@ static int exchange_meta(twophase *t, int64_t *nin) {
         int dst = t->p->aggr[a];
         int64_t n = t->send_cnt[2 * dst];
         if (n > 0)
-            MPI_Isend((int64_t *)t->meta_out.p + 2 * t->send_at[2 * a], (int)(2 * n),
-                      MPI_INT64_T, dst, TAG_META, fh->comm, &t->reqs[nreq++]);
+            MPI_Isend((int64_t *)t->meta_out.p + 2 * t->send_at[2 * a], (int)(2 * n), MPI_INT64_T,
+                      dst, TAG_META, fh->comm, &t->reqs[nreq++]);
     }
     return wait_all(t->reqs, nreq);
 }
@@ -210,9 +215,9 @@ static int pieces_type(const int64_t *m, int64_t n, int64_t ws, MPI_Datatype *ty
         disps[i] = (MPI_Aint)(m[2 * i] - ws);
         lens[i] = (int)m[2 * i + 1];
     }
-    if (rc == PARIO_OK && (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) !=
-                               MPI_SUCCESS ||
-                           MPI_Type_commit(type) != MPI_SUCCESS))
+    if (rc == PARIO_OK &&
+        (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) != MPI_SUCCESS ||
+         MPI_Type_commit(type) != MPI_SUCCESS))
         rc = PARIO_ERR_COMM;
     free(lens);
     free(disps);
@@ -289,8 +294,12 @@ static void store_cycle(twophase *t, int slot, const run *runs, int64_t nruns, i
     if (t->pipelined) {
         writer *w = calloc(1, sizeof *w);
         if (w) {
-            *w = (writer){.io = &fh->io, .window = t->window[slot].p, .runs = runs,
-                          .nruns = nruns, .ws = ws, .slot = slot};
+            *w = (writer){.io = &fh->io,
+                          .window = t->window[slot].p,
+                          .runs = runs,
+                          .nruns = nruns,
+                          .ws = ws,
+                          .slot = slot};
             if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
                 t->writer = w;
                 return;
@@ -351,7 +360,7 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
         int64_t bytes = t->send_cnt[2 * dst + 1];
-        char *at = t->data_out.p + t->send_at[2 * a + 1];
+        char *at = t->user_at[a] ? t->user_at[a] : t->data_out.p + t->send_at[2 * a + 1];
         if (bytes == 0)
             continue;
         if (t->write)
@@ -371,7 +380,7 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
 static void unpack_cycle(twophase *t) {
     for (int a = 0; a < t->p->naggr; a++) {
         int64_t bytes = t->send_cnt[2 * t->p->aggr[a] + 1];
-        if (bytes > 0)
+        if (bytes > 0 && !t->user_at[a])
             io_mem_copy(&t->streams[a].mem, t->data_out.p + t->send_at[2 * a + 1], bytes, 0);
     }
 }
@@ -416,11 +425,12 @@ static int twophase_alloc(twophase *t) {
     t->send_cnt = calloc(2 * (size_t)n, sizeof *t->send_cnt);
     t->recv_cnt = calloc(2 * (size_t)n, sizeof *t->recv_cnt);
     t->send_at = calloc(2 * (size_t)t->p->naggr, sizeof *t->send_at);
+    t->user_at = calloc((size_t)t->p->naggr, sizeof *t->user_at);
     t->reqs = calloc(2 * (size_t)n + 2 * (size_t)t->p->naggr, sizeof *t->reqs);
     t->types = calloc((size_t)n, sizeof *t->types);
     int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
-    if (!t->streams || !t->send_cnt || !t->recv_cnt || !t->send_at || !t->reqs || !t->types ||
-        grow(&t->window[0], window) != PARIO_OK ||
+    if (!t->streams || !t->send_cnt || !t->recv_cnt || !t->send_at || !t->user_at || !t->reqs ||
+        !t->types || grow(&t->window[0], window) != PARIO_OK ||
         (t->pipelined && grow(&t->window[1], window) != PARIO_OK))
         return PARIO_ERR_NO_MEM;
     return PARIO_OK;
@@ -431,6 +441,7 @@ static void twophase_free(twophase *t) {
     free(t->send_cnt);
     free(t->recv_cnt);
     free(t->send_at);
+    free(t->user_at);
     free(t->reqs);
     free(t->types);
     free(t->meta_out.p);
