@@ -1,10 +1,118 @@
-#!/usr/bin/env python3
-"""pario: run, benchmark and report on pario programs."""
+#!/usr/bin/python3
+"""pario: run MPI programs on pario, benchmark parallel I/O, report results.
+
+  pario run -n 4 -- ./app args        run an unchanged MPI program with pario's
+                                      MPI-IO (or --backend ompio|romio)
+  pario bench coll3d                  one I/O scenario on pario, OMPIO, ROMIO and the
+                                      physical limit, interleaved and repeated
+  pario report bench.json             the Markdown summary (and --png plot) of a result
+
+Each verb has --help. The command finds its build directory from its own location
+(build/bin/pario), from --build, or from $PARIO_BUILD.
+"""
+import argparse
+import os
+import shlex
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pario_bench  # noqa: E402
+import pario_env  # noqa: E402
+import pario_report  # noqa: E402
+
+
+def run_main(args):
+    """pario run: exec mpiexec with the back end's flags in front of the program."""
+    prog = list(args.program)
+    if prog and prog[0] == "--":
+        prog = prog[1:]
+    if not prog:
+        print("pario run: no program given (pario run -n 4 -- ./app args)", file=sys.stderr)
+        return 2
+    try:
+        build = pario_env.find_build_dir(args.build) if (args.build or args.backend == "pario") \
+            else _optional_build_dir()
+        mpi = pario_env.Mpi.detect(build, args.mpi)
+    except pario_env.SetupError as e:
+        print(f"pario run: {e}", file=sys.stderr)
+        return 1
+    backend = None if args.backend == "system" else args.backend
+    if backend:
+        problem = mpi.backend_problem(backend)
+        if problem or backend == "limit":
+            print(f"pario run: back end {backend} unavailable: "
+                  f"{problem or 'limit is a benchmark reference, not an MPI back end'}",
+                  file=sys.stderr)
+            return 1
+    cmd = mpi.launch_prefix(args.n, backend) + prog
+    if args.dry_run:
+        print(shlex.join(cmd))
+        return 0
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)
+    return 127
+
+
+def _optional_build_dir():
+    try:
+        return pario_env.find_build_dir()
+    except pario_env.SetupError:
+        return None
+
+
+def build_parser():
+    top = argparse.ArgumentParser(
+        prog="pario", description="Run, benchmark and report on pario programs.",
+        epilog="Run `pario VERB --help` for the options of each verb.")
+    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report}")
+
+    run = verbs.add_parser(
+        "run", help="run an MPI program on pario (or another MPI-IO back end)",
+        description="Launch an unchanged MPI program with mpiexec: as root, oversubscribed "
+                    "(Open MPI), and with libpario-mpiio preloaded (--backend pario, the "
+                    "default) or on the system's OMPIO / ROMIO.",
+        usage="pario run -n N [--backend pario|ompio|romio|system] [--mpi M] "
+              "[--dry-run] -- PROGRAM [ARGS...]")
+    run.add_argument("-n", "--np", dest="n", type=int, default=1, help="processes (default 1)")
+    run.add_argument("--backend", default="pario",
+                     choices=("pario", "ompio", "romio", "system"),
+                     help="MPI-IO implementation (default pario; system: MPI's default)")
+    run.add_argument("--mpi", choices=("openmpi", "mpich"),
+                     help="MPI to launch with (default: the one the build uses)")
+    run.add_argument("--build", help="build directory (default: the one holding this command)")
+    run.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
+    run.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
+    run.set_defaults(func=lambda a, argv: run_main(a))
+
+    bench = verbs.add_parser(
+        "bench", help="benchmark one I/O scenario on several back ends",
+        description="Run one I/O scenario on pario, OMPIO, ROMIO and the physical limit "
+                    "(one process, sequential pwrite/pread), interleaved: repetition 1 of "
+                    "every back end, then repetition 2, ... Each repetition uses fresh files; "
+                    "each operation is timed cached (no sync) and durable (MPI_File_sync "
+                    "timed). Every read is verified. Writes JSON, Markdown and PNG.")
+    pario_bench.add_arguments(bench)
+    bench.set_defaults(func=pario_bench.main)
+
+    report = verbs.add_parser(
+        "report", help="summarise a pario JSON result as Markdown (and a PNG)",
+        description="Print the Markdown summary of a `pario bench` JSON file; --png also "
+                    "draws the plot.")
+    pario_report.add_arguments(report)
+    report.set_defaults(func=lambda a, argv: pario_report.main(a))
+    return top
+
 
 def main(argv):
-    print("usage: pario {run,bench,report} ...")
-    return 0 if argv[1:2] in ([], ["--help"], ["-h"]) else 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.verb:
+        parser.print_help()
+        return 0 if not argv else 2
+    return args.func(args, argv)
+
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -8,7 +8,7 @@
  *   sieve-512k  ... 512 KiB
  *   sieve-64k   ... 64 KiB
  *   coll        MPI_File_write_all / MPI_File_read_all (collective buffering)
- * --size N or NXxNYxNZ sets the global array (default 256). The element at global
+ * --size N or NXxNYxNZ sets the global array (default 320). The element at global
  * index g holds the double g + salt * 2^30, exact while g < 2^30. */
 #include "iobench.h"
 
@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Global edge length when --size is not given: 256^3 doubles = 128 MiB. */
-#define COLL3D_DEFAULT_EDGE 256
+/* Global edge length when --size is not given: 320^3 doubles = 250 MiB, so that one
+ * collective write takes well over 0.2 s on the 2-core development machine. */
+#define COLL3D_DEFAULT_EDGE 320
 /* Largest global element count: values g + salt * 2^30 stay exact in a double. */
 #define COLL3D_MAX_ELEMENTS (1LL << 30)
 
@@ -32,21 +33,38 @@ typedef struct grid {
     long long local_count;
 } grid;
 
-static const char *const kind_names[] = {"indep", "sieve-4m", "sieve-512k", "sieve-64k",
-                                         "coll"};
+static const char *const kind_names[] = {"indep", "sieve-4m", "sieve-512k", "sieve-64k", "coll"};
 
 /* Hints per variant: ROMIO's names, which pario also reads. */
-static const char *const hints_indep[] = {"romio_ds_write", "disable", "romio_ds_read",
-                                          "disable", NULL};
-static const char *const hints_4m[] = {"romio_ds_write",     "enable",  "romio_ds_read",
-                                       "enable",             "ind_wr_buffer_size", "4194304",
-                                       "ind_rd_buffer_size", "4194304", NULL};
-static const char *const hints_512k[] = {"romio_ds_write",     "enable", "romio_ds_read",
-                                         "enable",             "ind_wr_buffer_size", "524288",
-                                         "ind_rd_buffer_size", "524288", NULL};
-static const char *const hints_64k[] = {"romio_ds_write",     "enable", "romio_ds_read",
-                                        "enable",             "ind_wr_buffer_size", "65536",
-                                        "ind_rd_buffer_size", "65536", NULL};
+static const char *const hints_indep[] = {"romio_ds_write", "disable", "romio_ds_read", "disable",
+                                          NULL};
+static const char *const hints_4m[] = {"romio_ds_write",
+                                       "enable",
+                                       "romio_ds_read",
+                                       "enable",
+                                       "ind_wr_buffer_size",
+                                       "4194304",
+                                       "ind_rd_buffer_size",
+                                       "4194304",
+                                       NULL};
+static const char *const hints_512k[] = {"romio_ds_write",
+                                         "enable",
+                                         "romio_ds_read",
+                                         "enable",
+                                         "ind_wr_buffer_size",
+                                         "524288",
+                                         "ind_rd_buffer_size",
+                                         "524288",
+                                         NULL};
+static const char *const hints_64k[] = {"romio_ds_write",
+                                        "enable",
+                                        "romio_ds_read",
+                                        "enable",
+                                        "ind_wr_buffer_size",
+                                        "65536",
+                                        "ind_rd_buffer_size",
+                                        "65536",
+                                        NULL};
 static const char *const hints_coll[] = {"romio_cb_write", "enable", "romio_cb_read", "enable",
                                          NULL};
 static const char *const *const kind_hints[] = {hints_indep, hints_4m, hints_512k, hints_64k,
@@ -90,8 +108,7 @@ static void compute_grid(const ib_ctx *c, const int g[3], grid *gr) {
 
 static MPI_Datatype make_filetype(const ib_ctx *c, const grid *gr) {
     int distribs[3] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK};
-    int dargs[3] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG,
-                    MPI_DISTRIBUTE_DFLT_DARG};
+    int dargs[3] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG};
     MPI_Datatype t;
     ib_mpi_check(MPI_Type_create_darray(c->nranks, c->rank, 3, gr->gsizes, distribs, dargs,
                                         (int *)gr->psizes, MPI_ORDER_C, MPI_DOUBLE, &t),
@@ -149,8 +166,7 @@ static MPI_File open_with_view(const ib_ctx *c, const ib_variant *v, const grid 
     ib_mpi_check(MPI_File_open(c->comm, c->path, amode, info, &fh), "MPI_File_open");
     ib_note_file(c, fh);
     *ftype = make_filetype(c, gr);
-    ib_mpi_check(MPI_File_set_view(fh, 0, MPI_DOUBLE, *ftype, "native", info),
-                 "MPI_File_set_view");
+    ib_mpi_check(MPI_File_set_view(fh, 0, MPI_DOUBLE, *ftype, "native", info), "MPI_File_set_view");
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     return fh;
@@ -169,8 +185,7 @@ static int coll3d_write(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
         ib_mpi_check(MPI_File_write_all(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE),
                      "MPI_File_write_all");
     else
-        ib_mpi_check(MPI_File_write(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE),
-                     "MPI_File_write");
+        ib_mpi_check(MPI_File_write(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE), "MPI_File_write");
     if (c->mode == IB_DURABLE)
         ib_mpi_check(MPI_File_sync(fh), "MPI_File_sync");
     t->seconds = MPI_Wtime() - t0;
@@ -193,8 +208,7 @@ static int coll3d_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
         ib_mpi_check(MPI_File_read_all(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE),
                      "MPI_File_read_all");
     else
-        ib_mpi_check(MPI_File_read(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE),
-                     "MPI_File_read");
+        ib_mpi_check(MPI_File_read(fh, a, count, MPI_DOUBLE, MPI_STATUS_IGNORE), "MPI_File_read");
     t->seconds = MPI_Wtime() - t0;
     ib_mpi_check(MPI_File_close(&fh), "MPI_File_close");
     MPI_Type_free(&ftype);
@@ -220,4 +234,6 @@ static int coll3d_setup(const ib_ctx *c, ib_variant *vars, int max_vars, int *nv
     return 0;
 }
 
-int main(int argc, char **argv) { return ib_main(argc, argv, "coll3d", coll3d_setup); }
+int main(int argc, char **argv) {
+    return ib_main(argc, argv, "coll3d", coll3d_setup);
+}

@@ -2,6 +2,7 @@
  * timing reduction, the data pattern and its verification. See iobench.h. */
 #include "iobench.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -83,10 +84,23 @@ long long ib_parse_bytes(const char *s) {
     if (end == s || v < 0)
         return -1;
     switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
+    case 'k':
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
+    default:
+        break;
     }
     return *end ? -1 : v;
 }
@@ -124,7 +138,8 @@ static void print_json_string(const char *s) {
     putchar('"');
 }
 
-/* Set once the info keys of a file were printed (one INFO-KEYS line per program). */
+/* Set once the info keys of a file were printed: one INFO-KEYS line per program run
+ * (process-local; only rank 0 of a benchmark program touches it). */
 static int info_keys_printed;
 
 void ib_note_file(const ib_ctx *c, MPI_File fh) {
@@ -204,6 +219,16 @@ static int variant_selected(const char *patterns, const char *name) {
     return 0;
 }
 
+/* The shared object that provides MPI_File_open to this program: the MPI library, or
+ * libpario-mpiio.so when it is preloaded. Lets the caller see a preload that did not
+ * take effect instead of silently measuring the system's MPI-IO. */
+static const char *file_open_provider(void) {
+    Dl_info info;
+    if (dladdr((void *)MPI_File_open, &info) && info.dli_fname)
+        return info.dli_fname;
+    return "unknown";
+}
+
 static void print_library_info(int nranks) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -213,7 +238,18 @@ static void print_library_info(int nranks) {
         *nl = '\0';
     printf("INFO {\"mpi_library\": ");
     print_json_string(lib);
+    printf(", \"file_open_from\": ");
+    print_json_string(file_open_provider());
     printf(", \"ranks\": %d}\n", nranks);
+}
+
+/* The variant's shared file: DIR/PROGRAM.VARIANT.dat. */
+static void set_variant_path(ib_ctx *c, const char *program, const char *variant) {
+    int n = snprintf(c->path, sizeof(c->path), "%s/%s.%s.dat", c->dir, program, variant);
+    if (n < 0 || (size_t)n >= sizeof(c->path)) {
+        fprintf(stderr, "benchmark path too long: %s\n", c->dir);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 }
 
 /* Removes the variant's shared file (rank 0) and waits for it. */
@@ -225,14 +261,12 @@ static void remove_shared_file(const ib_ctx *c) {
 
 /* Reduces one timing over the ranks and prints it; returns the words that failed
  * verification on any rank. */
-static long long report(const ib_ctx *c, const ib_variant *v, const char *op,
-                        const ib_timing *t) {
+static long long report(const ib_ctx *c, const ib_variant *v, const char *op, const ib_timing *t) {
     double slowest = 0;
     long long bad = 0;
     ib_mpi_check(MPI_Reduce(&t->seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm),
                  "MPI_Reduce");
-    ib_mpi_check(MPI_Allreduce(&t->bad, &bad, 1, MPI_LONG_LONG, MPI_SUM, c->comm),
-                 "MPI_Allreduce");
+    ib_mpi_check(MPI_Allreduce(&t->bad, &bad, 1, MPI_LONG_LONG, MPI_SUM, c->comm), "MPI_Allreduce");
     if (c->rank != 0)
         return bad;
     if (bad)
@@ -262,6 +296,37 @@ static long long run_variant_mode(ib_ctx *c, const ib_variant *v) {
     return bad;
 }
 
+/* Rank 0 prints the MPI library and the selected variants with their sizes. */
+static void print_plan(const ib_ctx *c, const ib_options *o, const ib_variant *vars, int nvars) {
+    if (c->rank != 0)
+        return;
+    print_library_info(c->nranks);
+    for (int i = 0; i < nvars; i++)
+        if (variant_selected(o->variants, vars[i].name))
+            printf("PLAN {\"variant\": \"%s\", \"bytes\": %lld}\n", vars[i].name, vars[i].bytes);
+    fflush(stdout);
+}
+
+/* Runs every selected variant in every selected mode; stops at the first variant that
+ * read back wrong data and returns its mismatch count (0: all verified). */
+static long long run_all(ib_ctx *c, const ib_options *o, const char *program,
+                         const ib_variant *vars, int nvars) {
+    long long bad = 0;
+    for (int i = 0; i < nvars && !bad; i++) {
+        if (!variant_selected(o->variants, vars[i].name))
+            continue;
+        set_variant_path(c, program, vars[i].name);
+        for (int m = 0; m < IB_NMODES && !bad; m++) {
+            if (!o->modes[m])
+                continue;
+            c->mode = (enum ib_mode)m;
+            c->salt = (uint64_t)o->rep * 7919u + (uint64_t)i * 31u + (uint64_t)m + 1u;
+            bad = run_variant_mode(c, &vars[i]);
+        }
+    }
+    return bad;
+}
+
 int ib_main(int argc, char **argv, const char *program,
             int (*setup)(const ib_ctx *c, ib_variant *vars, int max_vars, int *nvars)) {
     MPI_Init(&argc, &argv);
@@ -286,27 +351,8 @@ int ib_main(int argc, char **argv, const char *program,
         MPI_Finalize();
         return 2;
     }
-    if (c.rank == 0) {
-        print_library_info(c.nranks);
-        for (int i = 0; i < nvars; i++)
-            if (variant_selected(o.variants, vars[i].name))
-                printf("PLAN {\"variant\": \"%s\", \"bytes\": %lld}\n", vars[i].name,
-                       vars[i].bytes);
-        fflush(stdout);
-    }
-    long long bad = 0;
-    for (int i = 0; i < nvars && !o.plan && !bad; i++) {
-        if (!variant_selected(o.variants, vars[i].name))
-            continue;
-        snprintf(c.path, sizeof(c.path), "%s/%s.%s.dat", c.dir, program, vars[i].name);
-        for (int m = 0; m < IB_NMODES && !bad; m++) {
-            if (!o.modes[m])
-                continue;
-            c.mode = (enum ib_mode)m;
-            c.salt = (uint64_t)o.rep * 7919u + (uint64_t)i * 31u + (uint64_t)m + 1u;
-            bad = run_variant_mode(&c, &vars[i]);
-        }
-    }
+    print_plan(&c, &o, vars, nvars);
+    long long bad = o.plan ? 0 : run_all(&c, &o, program, vars, nvars);
     MPI_Finalize();
     return bad ? 3 : 0;
 }

@@ -6,9 +6,10 @@
  * function); the driver runs each variant in each mode on a fresh file and prints
  * one line per measurement on rank 0:
  *
- *   INFO   {"mpi_library": "...", "ranks": N, "info_keys": [...]}
- *   PLAN   {"variant": "...", "bytes": N}
- *   RESULT {"variant": "...", "op": "write", "mode": "cached", "bytes": N, "seconds": t}
+ *   INFO      {"mpi_library": "...", "file_open_from": "/path/lib.so", "ranks": N}
+ *   INFO-KEYS {"keys": [...]}   (MPI_File_get_info of the first file opened)
+ *   PLAN      {"variant": "...", "bytes": N}
+ *   RESULT    {"variant": "...", "op": "write", "mode": "cached", "bytes": N, "seconds": t}
  *
  * `seconds` is the time of the slowest rank (MPI_Reduce MAX of the per-rank times,
  * every rank enters the timed region after a barrier). Every read is checked against
@@ -34,18 +35,18 @@ typedef struct ib_ctx {
     int rank;
     int nranks;
     enum ib_mode mode;
-    uint64_t salt;             /* changes with rep, variant and mode: stale data fails */
-    char path[IB_PATH_MAX];    /* the variant's shared file (same on every rank) */
-    char dir[IB_PATH_MAX];     /* directory for the files */
-    const char *size;          /* the program's --size argument, or NULL */
-    long long max_calls;       /* --max-calls: cap on I/O calls per rank and variant */
+    uint64_t salt;          /* changes with rep, variant and mode: stale data fails */
+    char path[IB_PATH_MAX]; /* the variant's shared file (same on every rank) */
+    char dir[IB_PATH_MAX];  /* directory for the files */
+    const char *size;       /* the program's --size argument, or NULL */
+    long long max_calls;    /* --max-calls: cap on I/O calls per rank and variant */
 } ib_ctx;
 
 /* Result of one timed operation on one rank. */
 typedef struct ib_timing {
-    double seconds;  /* this rank's time inside the timed region */
-    long long bad;   /* words that did not match the expected pattern (reads) */
-    int skipped;     /* the variant has no measurement for this op */
+    double seconds; /* this rank's time inside the timed region */
+    long long bad;  /* words that did not match the expected pattern (reads) */
+    int skipped;    /* the variant has no measurement for this op */
 } ib_timing;
 
 typedef struct ib_variant {
@@ -91,7 +92,7 @@ void ib_drop_cache(const char *path);
 /* Info with the given key/value pairs (NULL-terminated list); MPI_INFO_NULL if none. */
 MPI_Info ib_info(const char *const *kv);
 
-/* Records which MPI-IO implementation answered: prints INFO once per program. */
+/* Rank 0 prints the info keys of the first file it opens (INFO-KEYS, once). */
 void ib_note_file(const ib_ctx *c, MPI_File fh);
 
 /* Allocates or aborts the job (benchmark buffers are not optional). */

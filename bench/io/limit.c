@@ -1,0 +1,185 @@
+/* limit: the physical limit for the I/O benchmarks. One process writes N bytes
+ * sequentially with large pwrite calls, then reads them back with large pread calls,
+ * on the same file system as the MPI runs. Modes as in the MPI programs: cached (no
+ * fsync) and durable (fsync inside the write timing; the file's page cache dropped
+ * before the read). Only the pwrite/pread/fsync calls are timed; filling and
+ * checking the pattern happen outside. Uses the same 8-byte pattern as iobench. An
+ * untimed warm-up write of the largest size comes first (see warm_up).
+ *
+ * usage: io_limit --file PATH --bytes N[,N...] [--modes cached,durable] [--rep R]
+ * prints: RESULT {"variant": "seq", "op": ..., "mode": ..., "bytes": N, "seconds": t} */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Bytes per pwrite/pread: large enough that the call overhead is negligible. */
+#define LIMIT_TRANSFER (8LL << 20)
+/* Most byte counts one invocation measures. */
+#define LIMIT_MAX_SIZES 64
+
+static uint64_t pattern_word(long long off, uint64_t salt) {
+    return ((uint64_t)off / 8 + 1) * UINT64_C(0x9E3779B97F4A7C15) ^
+           salt * UINT64_C(0xD1B54A32D192ED03);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fill(char *buf, long long len, long long off, uint64_t salt) {
+    uint64_t w;
+    for (long long i = 0; i < len; i += 8) {
+        w = pattern_word(off + i, salt);
+        memcpy(buf + i, &w, (size_t)(len - i < 8 ? len - i : 8));
+    }
+}
+
+static long long check(const char *buf, long long len, long long off, uint64_t salt) {
+    long long bad = 0;
+    uint64_t w;
+    for (long long i = 0; i < len; i += 8) {
+        w = pattern_word(off + i, salt);
+        bad += memcmp(buf + i, &w, (size_t)(len - i < 8 ? len - i : 8)) != 0;
+    }
+    return bad;
+}
+
+static int fail(const char *what, const char *path) {
+    fprintf(stderr, "io_limit: %s %s: %s\n", what, path, strerror(errno));
+    return -1;
+}
+
+/* Writes `total` bytes; returns the seconds spent in pwrite (+ fsync), < 0 on error. */
+static double timed_write(const char *path, long long total, int durable, uint64_t salt,
+                          char *buf) {
+    unlink(path);
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0)
+        return fail("open", path);
+    double spent = 0;
+    for (long long off = 0; off < total; off += LIMIT_TRANSFER) {
+        long long n = total - off < LIMIT_TRANSFER ? total - off : LIMIT_TRANSFER;
+        fill(buf, n, off, salt);
+        double t0 = now();
+        if (pwrite(fd, buf, (size_t)n, off) != n)
+            return close(fd), fail("pwrite", path);
+        spent += now() - t0;
+    }
+    if (durable) {
+        double t0 = now();
+        if (fsync(fd) != 0)
+            return close(fd), fail("fsync", path);
+        spent += now() - t0;
+    }
+    close(fd);
+    return spent;
+}
+
+/* Reads `total` bytes back; returns seconds in pread, < 0 on error or mismatch. */
+static double timed_read(const char *path, long long total, int durable, uint64_t salt, char *buf) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return fail("open", path);
+    if (durable)
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    double spent = 0;
+    long long bad = 0;
+    for (long long off = 0; off < total; off += LIMIT_TRANSFER) {
+        long long n = total - off < LIMIT_TRANSFER ? total - off : LIMIT_TRANSFER;
+        memset(buf, 0, (size_t)n);
+        double t0 = now();
+        if (pread(fd, buf, (size_t)n, off) != n)
+            return close(fd), fail("pread", path);
+        spent += now() - t0;
+        bad += check(buf, n, off, salt);
+    }
+    close(fd);
+    if (bad) {
+        fprintf(stderr, "VERIFY-FAIL io_limit %s: %lld words differ from the pattern\n", path, bad);
+        return -1;
+    }
+    return spent;
+}
+
+/* Writes and removes one file of `total` bytes, untimed. The first large write of a
+ * process after other programs ran is often several times slower (the kernel first
+ * reclaims memory for the page cache); the limit should be the best case, so that
+ * cost is paid here and not inside a measurement. */
+static void warm_up(const char *path, long long total, char *buf) {
+    if (timed_write(path, total, 0, 0, buf) >= 0)
+        unlink(path);
+}
+
+static void print_result(const char *op, const char *mode, long long bytes, double s) {
+    printf("RESULT {\"variant\": \"seq\", \"op\": \"%s\", \"mode\": \"%s\", \"bytes\": %lld, "
+           "\"seconds\": %.9f}\n",
+           op, mode, bytes, s);
+    fflush(stdout);
+}
+
+/* Parses a comma-separated list of byte counts; returns how many, -1 on error. */
+static int parse_sizes(char *list, long long *sizes, int max) {
+    int n = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        char *end = NULL;
+        long long v = strtoll(p, &end, 10);
+        if (*end || v <= 0 || n == max)
+            return -1;
+        sizes[n++] = v;
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *path = NULL, *modes = "cached,durable";
+    char *sizes_arg = NULL;
+    int rep = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--file"))
+            path = argv[i + 1];
+        else if (!strcmp(argv[i], "--bytes"))
+            sizes_arg = argv[i + 1];
+        else if (!strcmp(argv[i], "--modes"))
+            modes = argv[i + 1];
+        else if (!strcmp(argv[i], "--rep"))
+            rep = atoi(argv[i + 1]);
+    }
+    long long sizes[LIMIT_MAX_SIZES];
+    int nsizes = sizes_arg ? parse_sizes(sizes_arg, sizes, LIMIT_MAX_SIZES) : -1;
+    if (!path || nsizes <= 0) {
+        fprintf(stderr, "usage: io_limit --file PATH --bytes N[,N...] [--modes cached,durable] "
+                        "[--rep R]\n");
+        return 2;
+    }
+    char *buf = malloc((size_t)LIMIT_TRANSFER);
+    if (!buf)
+        return 4;
+    static const char *const mode_names[] = {"cached", "durable"};
+    long long largest = 0;
+    for (int s = 0; s < nsizes; s++)
+        largest = sizes[s] > largest ? sizes[s] : largest;
+    warm_up(path, largest, buf);
+    for (int s = 0; s < nsizes; s++)
+        for (int m = 0; m < 2; m++) {
+            if (!strstr(modes, mode_names[m]))
+                continue;
+            uint64_t salt = (uint64_t)rep * 7919u + (uint64_t)s * 31u + (uint64_t)m + 1u;
+            double w = timed_write(path, sizes[s], m, salt, buf);
+            double r = w < 0 ? -1 : timed_read(path, sizes[s], m, salt, buf);
+            unlink(path);
+            if (w < 0 || r < 0)
+                return free(buf), 3;
+            print_result("write", mode_names[m], sizes[s], w);
+            print_result("read", mode_names[m], sizes[s], r);
+        }
+    free(buf);
+    return 0;
+}

@@ -1,0 +1,381 @@
+"""pario bench: run one I/O scenario against several back ends, interleaved.
+
+Repetition r runs every back end once (pario, ompio, romio, limit, in that order)
+before repetition r+1 starts, so slow drifts of a shared machine hit all back ends
+alike. Every repetition writes fresh files. The benchmark programs (build/bench/io_*)
+print one RESULT line per timed operation; this module collects them into records
+(median, min and max over repetitions) and hands them to pario_report.
+"""
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pario_env
+import pario_report
+
+MIB = float(1 << 20)
+# Seconds one benchmark program may run before it is considered hung.
+DEFAULT_TIMEOUT = 900
+# Lines of a failing program's stderr shown in the failure message.
+STDERR_TAIL_LINES = 15
+
+
+@dataclass(frozen=True)
+class Scenario:
+    program: str
+    summary: str
+    size_help: str
+    quick_size: str
+
+
+SCENARIOS = {
+    "coll3d": Scenario("io_coll3d",
+                       "3-D array of doubles, darray view: independent, data sieving at "
+                       "4 MiB/512 KiB/64 KiB, collective (seed 003)",
+                       "global edge N or NXxNYxNZ (default 320)", "64"),
+    "ior": Scenario("io_ior",
+                    "IOR shared file: segmented and strided, 4 KiB/64 KiB/1 MiB transfers, "
+                    "independent and collective, plus IO500 ior-hard",
+                    "bytes per rank (default 8m; at most --max-calls transfers)", "64k"),
+    "noncontig": Scenario("io_noncontig",
+                          "vector types with 8 B..4 KiB blocks in file, memory, or both",
+                          "bytes per rank (default 1m)", "16k"),
+    "hpcx": Scenario("io_hpcx",
+                     "file per task, one shared file, all read the same file (seed 001)",
+                     "bytes per rank (default 16m)", "1m"),
+}
+
+
+class BackendFailure(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind  # "verify" (wrong data read back), "crash" or "preload"
+
+
+def parse_program_output(text):
+    """Splits a benchmark program's stdout into info, plan and result records."""
+    out = {"info": {}, "plan": [], "results": [], "info_keys": None}
+    for line in text.splitlines():
+        tag, _, payload = line.partition(" ")
+        if tag not in ("INFO", "PLAN", "RESULT", "INFO-KEYS"):
+            continue
+        try:
+            record = json.loads(payload)
+        except json.JSONDecodeError:
+            continue
+        if tag == "INFO":
+            out["info"] = record
+        elif tag == "PLAN":
+            out["plan"].append(record)
+        elif tag == "RESULT":
+            out["results"].append(record)
+        else:
+            out["info_keys"] = record.get("keys", [])
+    return out
+
+
+def run_program(cmd, timeout, label):
+    """Runs one benchmark program; returns its parsed output or raises BackendFailure."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BackendFailure("crash", f"{label}: no result after {timeout} s (hung?)")
+    except OSError as e:
+        raise BackendFailure("crash", f"{label}: cannot start {cmd[0]}: {e}")
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
+        kind = "verify" if "VERIFY-FAIL" in proc.stderr else "crash"
+        what = "read back wrong data" if kind == "verify" else f"exited with {proc.returncode}"
+        raise BackendFailure(kind, f"{label}: {what}\n  command: {' '.join(cmd)}\n"
+                                   + "\n".join("  | " + ln for ln in tail.splitlines()))
+    return parse_program_output(proc.stdout)
+
+
+def run_with_retry(run, what):
+    """Runs `run()`; a crash (not a verification failure) is retried once, loudly, since
+    a launch on a busy shared machine occasionally fails for reasons of its own."""
+    try:
+        return run()
+    except BackendFailure as e:
+        if e.kind != "crash":
+            raise
+        print(f"pario bench: {what} failed, retrying once:\n{e}", file=sys.stderr, flush=True)
+    return run()
+
+
+def loud(message):
+    bar = "!" * 72
+    print(f"{bar}\npario bench: {message}\n{bar}", file=sys.stderr, flush=True)
+
+
+class BenchRun:
+    """One `pario bench` invocation: back ends, repetitions, samples."""
+
+    def __init__(self, args, argv):
+        self.args = args
+        self.argv = argv
+        self.scenario = SCENARIOS[args.scenario]
+        self.build_dir = pario_env.find_build_dir(args.build)
+        self.mpi = pario_env.Mpi.detect(self.build_dir, args.mpi)
+        if self.mpi.build_mismatch():
+            raise pario_env.SetupError(self.mpi.build_mismatch())
+        self.program = self.build_dir / "bench" / self.scenario.program
+        self.limit_program = self.build_dir / "bench" / "io_limit"
+        self.size = args.size or (self.scenario.quick_size if args.quick else None)
+        self.status = {}
+        self.samples = {}  # (backend, op, mode, variant) -> [(bytes, seconds)]
+        self.plan = []
+        self.mpi_library = ""
+        self.workdir = None
+        self.own_workdir = False
+
+    # ---- setup -------------------------------------------------------------------
+    def select_backends(self):
+        """Back ends that can run; the others are reported as skipped, loudly."""
+        active = []
+        for b in [x.strip() for x in self.args.backends.split(",") if x.strip()]:
+            problem = self.mpi.backend_problem(b)
+            if b == "limit" and not self.limit_program.is_file():
+                problem = f"{self.limit_program} not found (build the io_limit target)"
+            if problem:
+                self.status[b] = {"status": "skipped", "reason": problem}
+                loud(f"skipping back end {b}: {problem}")
+            else:
+                self.status[b] = {"status": "ok"}
+                active.append(b)
+        return active
+
+    def program_args(self, rep, backend):
+        return (["--dir", str(self.workdir / backend), "--rep", str(rep),
+                 "--modes", self.args.modes] + self.selection_args())
+
+    def selection_args(self):
+        """Options that choose the variants and their sizes."""
+        a = []
+        if self.size:
+            a += ["--size", self.size]
+        if self.args.variants:
+            a += ["--variants", self.args.variants]
+        if self.args.max_calls:
+            a += ["--max-calls", str(self.args.max_calls)]
+        return a
+
+    def make_plan(self):
+        """Asks the program (without I/O) which variants it runs and their byte counts."""
+        if not self.program.is_file():
+            raise pario_env.SetupError(f"{self.program} not found: build the benchmarks "
+                                       f"(cmake --build {self.build_dir})")
+        cmd = (self.mpi.launch_prefix(self.args.ranks, None) + [str(self.program), "--plan"] +
+               self.selection_args())
+        try:
+            out = run_with_retry(lambda: run_program(cmd, self.args.timeout, "plan"),
+                                 "listing the variants")
+        except BackendFailure as e:
+            raise pario_env.SetupError(f"cannot list the scenario's variants: {e}")
+        self.plan = out["plan"]
+        self.mpi_library = out["info"].get("mpi_library", "")
+        if not self.plan:
+            raise pario_env.SetupError(f"no variant matches --variants {self.args.variants}")
+
+    # ---- one repetition of one back end ------------------------------------------
+    def run_mpi_backend(self, rep, backend):
+        cmd = (self.mpi.launch_prefix(self.args.ranks, backend) + [str(self.program)] +
+               self.program_args(rep, backend))
+        label = f"back end {backend}, repetition {rep}"
+        out = run_program(cmd, self.args.timeout, label)
+        self.check_provider(backend, out["info"].get("file_open_from", ""), label)
+        return out["results"]
+
+    def check_provider(self, backend, provider, label):
+        """Refuses results measured on the wrong MPI-IO (a preload that did not work)."""
+        from_pario = pario_env.PARIO_LIBRARY in provider
+        if from_pario != (backend == "pario"):
+            raise BackendFailure("preload", f"{label}: MPI_File_open came from "
+                                            f"{provider or 'an unknown object'}; the results "
+                                            f"would not be {backend}'s")
+        self.status[backend]["file_open_from"] = provider
+
+    def run_limit(self, rep):
+        sizes = sorted({p["bytes"] for p in self.plan})
+        cmd = [str(self.limit_program), "--file", str(self.workdir / "limit" / "limit.dat"),
+               "--bytes", ",".join(map(str, sizes)), "--modes", self.args.modes,
+               "--rep", str(rep)]
+        out = run_program(cmd, self.args.timeout, f"back end limit, repetition {rep}")
+        by_bytes = {}
+        for r in out["results"]:
+            by_bytes.setdefault(r["bytes"], []).append(r)
+        results = []
+        for p in self.plan:  # the limit for each variant is the run with its byte count
+            for r in by_bytes.get(p["bytes"], []):
+                results.append(dict(r, variant=p["variant"]))
+        return results
+
+    def run_one(self, rep, backend):
+        (self.workdir / backend).mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        results = self.run_limit(rep) if backend == "limit" else self.run_mpi_backend(rep, backend)
+        for r in results:
+            key = (backend, r["op"], r["mode"], r["variant"])
+            self.samples.setdefault(key, []).append((r["bytes"], r["seconds"]))
+        return time.monotonic() - t0
+
+    # ---- the whole run -----------------------------------------------------------
+    def run(self):
+        active = self.select_backends()
+        if not active:
+            raise pario_env.SetupError("no back end can run")
+        self.open_workdir()
+        try:
+            self.make_plan()
+            for rep in range(1, self.args.reps + 1):
+                line = []
+                for backend in list(active):
+                    try:
+                        seconds = run_with_retry(lambda: self.run_one(rep, backend),
+                                                 f"back end {backend}, repetition {rep}")
+                        line.append(f"{backend} {seconds:.1f} s")
+                    except BackendFailure as e:
+                        active.remove(backend)
+                        self.drop_samples(backend)
+                        self.status[backend] = {"status": "failed", "kind": e.kind,
+                                                "repetition": rep, "reason": str(e)}
+                        loud(f"back end {backend} FAILED and is dropped from this run: {e}")
+                print(f"pario bench {self.args.scenario}: repetition {rep}/{self.args.reps}: "
+                      + ", ".join(line), file=sys.stderr, flush=True)
+                if not active:
+                    break
+        finally:
+            self.close_workdir()
+        return self.document()
+
+    def drop_samples(self, backend):
+        """A failed back end's earlier numbers are not trustworthy: keep none."""
+        for key in [k for k in self.samples if k[0] == backend]:
+            del self.samples[key]
+
+    def open_workdir(self):
+        if self.args.dir:
+            base = Path(self.args.dir)
+            base.mkdir(parents=True, exist_ok=True)
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"pario-bench-{self.args.scenario}-",
+                                                 dir=base))
+        else:
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"pario-bench-{self.args.scenario}-"))
+        self.own_workdir = True
+
+    def close_workdir(self):
+        if self.own_workdir and self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # ---- results -----------------------------------------------------------------
+    def records(self):
+        produced_by_mpi = {(op, v) for (b, op, _, v) in self.samples if b != "limit"}
+        recs = []
+        for (backend, op, mode, variant), samples in sorted(self.samples.items()):
+            if backend == "limit" and produced_by_mpi and (op, variant) not in produced_by_mpi:
+                continue  # e.g. hpcx readsame has no timed write
+            nbytes = samples[0][0]
+            rates = [b / MIB / s for b, s in samples if s > 0]
+            recs.append({
+                "backend": backend, "op": op, "mode": mode, "variant": variant,
+                "bytes": nbytes, "ranks": 1 if backend == "limit" else self.args.ranks,
+                "reps": len(samples),
+                "mib_s_median": statistics.median(rates) if rates else None,
+                "mib_s_min": min(rates) if rates else None,
+                "mib_s_max": max(rates) if rates else None,
+                "seconds": [s for _, s in samples],
+            })
+        return recs
+
+    def document(self):
+        machine = pario_env.machine_info()
+        machine["mpi"] = self.mpi_library
+        machine["mpi_flavor"] = self.mpi.flavor
+        machine["filesystem"] = pario_env.filesystem_of(self.workdir.parent)
+        return {
+            "kind": pario_report.BENCH_KIND, "version": 1,
+            "scenario": self.args.scenario, "summary": self.scenario.summary,
+            "command": ["pario"] + self.argv,
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "params": {"ranks": self.args.ranks, "reps": self.args.reps, "size": self.size,
+                       "quick": self.args.quick, "modes": self.args.modes,
+                       "variants": self.args.variants, "max_calls": self.args.max_calls},
+            "machine": machine,
+            "backends": self.status,
+            "plan": self.plan,
+            "results": self.records(),
+        }
+
+
+def add_arguments(p):
+    p.add_argument("scenario", choices=sorted(SCENARIOS),
+                   help="; ".join(f"{k}: {v.summary}" for k, v in SCENARIOS.items()))
+    p.add_argument("--ranks", "-n", type=int, default=4, help="MPI processes (default 4)")
+    p.add_argument("--reps", type=int, default=5, help="repetitions per back end (default 5)")
+    p.add_argument("--size", help="problem size; coll3d: " + SCENARIOS["coll3d"].size_help +
+                   "; ior: " + SCENARIOS["ior"].size_help + "; noncontig: " +
+                   SCENARIOS["noncontig"].size_help + "; hpcx: " + SCENARIOS["hpcx"].size_help)
+    p.add_argument("--quick", action="store_true", help="tiny sizes for a demonstration")
+    p.add_argument("--backends", default=",".join(pario_env.ALL_BACKENDS),
+                   help="comma-separated, from " + ",".join(pario_env.ALL_BACKENDS) +
+                   " (default: all)")
+    p.add_argument("--optional", default="",
+                   help="back ends whose failure is reported but does not fail the run")
+    p.add_argument("--modes", default="cached,durable",
+                   help="cached (no sync) and/or durable (MPI_File_sync timed)")
+    p.add_argument("--variants", help="comma-separated name patterns (fnmatch), e.g. 'coll,sieve-*'")
+    p.add_argument("--max-calls", type=int,
+                   help="cap on I/O calls per rank and variant (ior; default 512)")
+    p.add_argument("--dir", help="directory for the benchmark files (default: $TMPDIR or /tmp); "
+                   "a fresh subdirectory is created and removed")
+    p.add_argument("--json", default=None,
+                   help="output JSON (default pario-bench-SCENARIO.json); the Markdown "
+                   "table (.md) and the plot (.png) are written next to it")
+    p.add_argument("--no-plot", action="store_true", help="do not write the PNG")
+    p.add_argument("--mpi", choices=("openmpi", "mpich"),
+                   help="MPI to launch with (default: the one the build uses)")
+    p.add_argument("--build", help="build directory (default: the one holding this command)")
+    p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per program run (default {DEFAULT_TIMEOUT})")
+
+
+def main(args, argv):
+    if args.reps < 1 or args.ranks < 1:
+        print("pario bench: --reps and --ranks must be at least 1", file=sys.stderr)
+        return 2
+    if args.reps < 5:
+        print(f"pario bench: note: {args.reps} repetitions; medians are more stable with 5 "
+              "or more", file=sys.stderr)
+    try:
+        doc = BenchRun(args, argv).run()
+    except pario_env.SetupError as e:
+        print(f"pario bench: {e}", file=sys.stderr)
+        return 1
+    json_path = Path(args.json or f"pario-bench-{args.scenario}.json")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    md = pario_report.bench_markdown(doc)
+    json_path.with_suffix(".md").write_text(md)
+    outputs = [str(json_path), str(json_path.with_suffix(".md"))]
+    if not args.no_plot:
+        problem = pario_report.bench_plot(doc, json_path.with_suffix(".png"))
+        if problem:
+            print(f"pario bench: no plot: {problem}", file=sys.stderr)
+        else:
+            outputs.append(str(json_path.with_suffix(".png")))
+    print(md)
+    print("pario bench: wrote " + ", ".join(outputs), file=sys.stderr)
+    optional = {x.strip() for x in args.optional.split(",")}
+    failed = [b for b, s in doc["backends"].items() if s["status"] == "failed"]
+    hard = [b for b in failed if b not in optional]
+    if failed:
+        loud("FAILED back ends: " + ", ".join(
+            f"{b} ({doc['backends'][b]['kind']})" for b in failed) +
+            ("" if hard else " (optional: run not failed)"))
+    return 1 if hard else 0
