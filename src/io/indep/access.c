@@ -77,23 +77,33 @@ static int unlock_range(xfer *x, int64_t start, int64_t end, int rc) {
     return rc != PARIO_OK ? rc : urc;
 }
 
-/* Read-modify-write of the window [start, end): gaps keep the file's bytes. */
-static int sieve_write(xfer *x, const char *data) {
+/* Read the whole window [start, end) into the sieve buffer; bytes past the
+ * end of file read as zeros. */
+static int sieve_load(xfer *x, char **buf) {
     pario_file *fh = x->fh;
     window *w = &x->w;
     int64_t span = w->end - w->start, got = 0;
     int rc = io_scratch_reserve(&fh->scratch.window, &fh->scratch.window_len, span);
     if (rc != PARIO_OK)
-        return pario_fail(&fh->last, rc, "write %s: no memory for a %lld-byte sieve window",
-                          fh->path, (long long)span);
-    char *buf = fh->scratch.window;
-    rc = fh->io.drv->pread(&fh->io, buf, span, w->start, &got, &fh->last);
+        return pario_fail(&fh->last, rc, "%s %s: no memory for a %lld-byte sieve window",
+                          x->write ? "write" : "read", fh->path, (long long)span);
+    *buf = fh->scratch.window;
+    rc = fh->io.drv->pread(&fh->io, *buf, span, w->start, &got, &fh->last);
+    if (rc == PARIO_OK)
+        memset(*buf + got, 0, (size_t)(span - got));
+    return rc;
+}
+
+/* Read-modify-write of the window [start, end): gaps keep the file's bytes. */
+static int sieve_write(xfer *x, const char *data) {
+    window *w = &x->w;
+    char *buf = NULL;
+    int rc = sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
-    memset(buf + got, 0, (size_t)(span - got));
     for (int64_t i = 0; i < w->n; i++)
         memcpy(buf + (w->p[i].off - w->start), data + w->p[i].at, (size_t)w->p[i].len);
-    return fh->io.drv->pwrite(&fh->io, buf, span, w->start, &fh->last);
+    return x->fh->io.drv->pwrite(&x->fh->io, buf, w->end - w->start, w->start, &x->fh->last);
 }
 
 static int list_write(xfer *x, const char *data) {
@@ -107,18 +117,11 @@ static int list_write(xfer *x, const char *data) {
 }
 
 static int sieve_read(xfer *x, char *data) {
-    pario_file *fh = x->fh;
     window *w = &x->w;
-    int64_t span = w->end - w->start, got = 0;
-    int rc = io_scratch_reserve(&fh->scratch.window, &fh->scratch.window_len, span);
-    if (rc != PARIO_OK)
-        return pario_fail(&fh->last, rc, "read %s: no memory for a %lld-byte sieve window",
-                          fh->path, (long long)span);
-    char *buf = fh->scratch.window;
-    rc = fh->io.drv->pread(&fh->io, buf, span, w->start, &got, &fh->last);
+    char *buf = NULL;
+    int rc = sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
-    memset(buf + got, 0, (size_t)(span - got));
     for (int64_t i = 0; i < w->n; i++)
         memcpy(data + w->p[i].at, buf + (w->p[i].off - w->start), (size_t)w->p[i].len);
     return PARIO_OK;
