@@ -26,8 +26,12 @@ int coll_should_aggregate(const coll_range *r, int n) {
     return interleaved || holes;
 }
 
-static int64_t align_down(int64_t x, int64_t a) { return x / a * a; }
-static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+static int64_t align_down(int64_t x, int64_t a) {
+    return x / a * a;
+}
+static int64_t align_up(int64_t x, int64_t a) {
+    return (x + a - 1) / a * a;
+}
 
 void coll_plan_free(coll_plan *p) {
     free(p->aggr);
@@ -43,7 +47,7 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
             lo = r[i].first < lo ? r[i].first : lo;
             hi = r[i].end > hi ? r[i].end : hi;
         }
-    *p = (coll_plan){.my_aggr = -1, .cycle_bytes = fh->hints.cb_buffer_size};
+    *p = (coll_plan){.my_aggr = -1};
     int naggr = fh->hints.cb_nodes < fh->nranks ? fh->hints.cb_nodes : fh->nranks;
     p->aggr = malloc((size_t)naggr * sizeof *p->aggr);
     p->dom_start = malloc((size_t)naggr * sizeof *p->dom_start);
@@ -77,10 +81,15 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
         if (p->dom_end[i] > p->dom_start[i] && reach > longest)
             longest = reach;
     }
+    /* The window of one cycle: at most pario_cb_cycle_size (small windows stay
+     * in the CPU cache between the exchange and the store), and for pipelined
+     * writes two windows must fit in cb_buffer_size. */
+    int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
+    p->cycle_bytes = cycle < cb ? cycle : cb;
     p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
-    if (write && p->ncycles > 1 && p->cycle_bytes >= 2) {
+    if (write && p->ncycles > 1 && cb >= 2) {
         p->halved = 1;
-        p->cycle_bytes /= 2;
+        p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
         p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
     }
     return PARIO_OK;

@@ -36,6 +36,7 @@ struct pario_file {
     pario_error last;   /* last failure on this file */
     io_scratch scratch; /* buffers reused by data access on this file */
     MPI_Win shared_win; /* the shared file pointer: one int64 on rank 0 */
+    void *shared_mem;   /* its memory when MPI could not allocate the window itself */
 };
 
 /* Shared file pointer window: created by open, freed by close (collective). */

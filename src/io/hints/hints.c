@@ -10,6 +10,11 @@
 /* Collective buffer per aggregator: large enough for well-formed writes on
  * striped storage, small enough to stay far from memory limits. */
 #define IO_DEFAULT_CB_BUFFER ((int64_t)16 << 20)
+/* Window of one two-phase cycle: measured on a 2-core node, a 2 MiB window
+ * (4 MiB with the pipeline's second half) stays in the CPU cache between the
+ * exchange that fills it and the write that drains it and ran the coll3d
+ * collective write about 2x faster than 16 MiB windows. */
+#define IO_DEFAULT_CB_CYCLE ((int64_t)2 << 20)
 /* Data sieving windows (the ROMIO defaults users know: 4 MiB read, 512 KiB write). */
 #define IO_DEFAULT_IND_RD_BUFFER ((int64_t)4 << 20)
 #define IO_DEFAULT_IND_WR_BUFFER ((int64_t)512 << 10)
@@ -24,9 +29,11 @@
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) {
     memset(h, 0, sizeof *h);
     h->cb_buffer_size = IO_DEFAULT_CB_BUFFER;
+    h->cb_cycle_size = IO_DEFAULT_CB_CYCLE;
     nnodes = nnodes > 0 ? nnodes : 1;
     int per_node = (nranks + nnodes - 1) / nnodes;
-    h->cb_nodes = nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
+    h->cb_nodes =
+        nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
     h->cb_read = h->cb_write = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
@@ -67,6 +74,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
     int64_t n = 0;
     if (!strcmp(key, "cb_buffer_size") && parse_positive(val, &n))
         h->cb_buffer_size = n;
+    else if (!strcmp(key, "pario_cb_cycle_size") && parse_positive(val, &n))
+        h->cb_cycle_size = n;
     else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX)
         h->cb_nodes = (int)n;
     else if (!strcmp(key, "cb_config_list"))
@@ -135,9 +144,9 @@ static void apply_hints_file(io_hints *h, const char *path) {
 }
 
 static const char *const hint_keys[] = {
-    "cb_buffer_size", "cb_nodes", "cb_config_list", "romio_cb_read", "romio_cb_write",
-    "romio_ds_read", "romio_ds_write", "ind_rd_buffer_size", "ind_wr_buffer_size",
-    "striping_unit", "striping_factor"};
+    "cb_buffer_size",     "pario_cb_cycle_size", "cb_nodes",      "cb_config_list",
+    "romio_cb_read",      "romio_cb_write",      "romio_ds_read", "romio_ds_write",
+    "ind_rd_buffer_size", "ind_wr_buffer_size",  "striping_unit", "striping_factor"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -163,6 +172,8 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     char v[64];
     snprintf(v, sizeof v, "%lld", (long long)h->cb_buffer_size);
     MPI_Info_set(*info, "cb_buffer_size", v);
+    snprintf(v, sizeof v, "%lld", (long long)h->cb_cycle_size);
+    MPI_Info_set(*info, "pario_cb_cycle_size", v);
     snprintf(v, sizeof v, "%d", h->cb_nodes);
     MPI_Info_set(*info, "cb_nodes", v);
     MPI_Info_set(*info, "cb_config_list", h->cb_config_list);

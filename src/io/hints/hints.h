@@ -18,7 +18,8 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
 #define IO_HINT_STR_MAX 256
 
 typedef struct io_hints {
-    int64_t cb_buffer_size;     /* bytes an aggregator holds per collective cycle */
+    int64_t cb_buffer_size;     /* bytes an aggregator holds at most */
+    int64_t cb_cycle_size;      /* pario_cb_cycle_size: window an aggregator moves per cycle */
     int cb_nodes;               /* number of aggregators */
     char cb_config_list[IO_HINT_STR_MAX];
     io_switch cb_read, cb_write;  /* romio_cb_read / romio_cb_write */

@@ -8,17 +8,43 @@
 #include "io/file/file.h"
 #include "io/indep/rw.h"
 
-int io_shared_create(pario_file *fh, int64_t initial, pario_error *err) {
-    int64_t *base = NULL;
+/* The counter's window, locked for passive access (a window that exists is
+ * always locked, so io_shared_free can unlock it). MPI_Win_allocate lets MPI place it in shared
+ * memory, where a fetch-and-add needs nothing from rank 0; Open MPI 4.1 sometimes fails to set up
+ * that shared segment (a race in its backing files), and then every rank falls back to a window
+ * over memory of its own, where updates are just as atomic but may wait for rank 0 to enter MPI. */
+static int shared_window(pario_file *fh) {
     MPI_Aint size = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
-    int rc = MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, &base,
-                              &fh->shared_win);
-    if (rc != MPI_SUCCESS) {
+    int64_t *base = NULL;
+    int ok = MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, &base,
+                              &fh->shared_win) == MPI_SUCCESS;
+    int all_ok = 0, any_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
+    MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, fh->comm);
+    if (all_ok) {
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, fh->shared_win);
+        return PARIO_OK;
+    }
+    fh->shared_win = MPI_WIN_NULL;
+    if (any_ok) /* half-made window: nothing collective can undo it */
+        return PARIO_ERR_COMM;
+    if (MPI_Alloc_mem(size > 0 ? size : 1, MPI_INFO_NULL, &fh->shared_mem) != MPI_SUCCESS)
+        return PARIO_ERR_NO_MEM;
+    if (MPI_Win_create(fh->shared_mem, size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm,
+                       &fh->shared_win) != MPI_SUCCESS) {
         fh->shared_win = MPI_WIN_NULL;
-        return pario_fail(err, PARIO_ERR_COMM, "open %s: cannot create the shared file pointer",
-                          fh->path);
+        return PARIO_ERR_COMM;
     }
     MPI_Win_lock_all(MPI_MODE_NOCHECK, fh->shared_win);
+    return PARIO_OK;
+}
+
+int io_shared_create(pario_file *fh, int64_t initial, pario_error *err) {
+    int rc = io_agree(fh->comm, shared_window(fh), err);
+    if (rc != PARIO_OK) {
+        io_shared_free(fh);
+        return pario_fail(err, rc, "open %s: cannot create the shared file pointer", fh->path);
+    }
     rc = fh->rank == 0 ? io_shared_set(fh, initial) : PARIO_OK;
     if (rc != PARIO_OK)
         pario_fail(err, rc, "open %s: cannot set the shared file pointer", fh->path);
@@ -26,10 +52,14 @@ int io_shared_create(pario_file *fh, int64_t initial, pario_error *err) {
 }
 
 void io_shared_free(pario_file *fh) {
-    if (fh->shared_win == MPI_WIN_NULL)
-        return;
-    MPI_Win_unlock_all(fh->shared_win);
-    MPI_Win_free(&fh->shared_win);
+    if (fh->shared_win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(fh->shared_win);
+        MPI_Win_free(&fh->shared_win);
+    }
+    if (fh->shared_mem) {
+        MPI_Free_mem(fh->shared_mem);
+        fh->shared_mem = NULL;
+    }
 }
 
 int io_shared_set(pario_file *fh, int64_t etypes) {
@@ -50,7 +80,9 @@ static int shared_fetch_add(pario_file *fh, int64_t n, int64_t *old) {
     return PARIO_OK;
 }
 
-int io_shared_get(pario_file *fh, int64_t *etypes) { return shared_fetch_add(fh, 0, etypes); }
+int io_shared_get(pario_file *fh, int64_t *etypes) {
+    return shared_fetch_add(fh, 0, etypes);
+}
 
 /* Etypes covered by count instances of type (whole etypes checked before). */
 static int64_t etypes_of(const pario_file *fh, MPI_Count count, MPI_Datatype type) {
@@ -76,8 +108,8 @@ static int shared_independent(pario_file *fh, rw_call *c, void *buf, MPI_Count c
 
 /* Rank r accesses after ranks 0..r-1: a prefix sum of the amounts, and one
  * fetch-and-add of the total by rank 0. */
-static int shared_ordered(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
-                          MPI_Datatype type, MPI_Count *bytes) {
+static int shared_ordered(pario_file *fh, rw_call *c, void *buf, MPI_Count count, MPI_Datatype type,
+                          MPI_Count *bytes) {
     int rc = io_agree(fh->comm, io_rw_check(fh, c, count, type), &fh->last);
     if (rc != PARIO_OK) {
         if (bytes)
@@ -106,8 +138,8 @@ int pario_file_read_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datat
     return shared_independent(fh, &c, buf, count, type, bytes);
 }
 
-int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count,
-                            MPI_Datatype type, MPI_Count *bytes) {
+int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Count *bytes) {
     rw_call c = {"write_shared", 1, 1, 1, 0};
     return shared_independent(fh, &c, (void *)buf, count, type, bytes);
 }
@@ -118,8 +150,8 @@ int pario_file_read_ordered(pario_file *fh, void *buf, MPI_Count count, MPI_Data
     return shared_ordered(fh, &c, buf, count, type, bytes);
 }
 
-int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
-                             MPI_Datatype type, MPI_Count *bytes) {
+int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                             MPI_Count *bytes) {
     rw_call c = {"write_ordered", 1, 1, 1, 0};
     return shared_ordered(fh, &c, (void *)buf, count, type, bytes);
 }
@@ -128,8 +160,7 @@ int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
 static int check_same_seek(pario_file *fh, MPI_Offset offset, int whence) {
     long long mine[4] = {offset, -offset, whence, -whence}, all[4];
     if (MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, fh->comm) != MPI_SUCCESS)
-        return pario_fail(&fh->last, PARIO_ERR_COMM, "seek_shared %s: agreement failed",
-                          fh->path);
+        return pario_fail(&fh->last, PARIO_ERR_COMM, "seek_shared %s: agreement failed", fh->path);
     if (all[0] != -all[1] || all[2] != -all[3])
         return pario_fail(&fh->last, PARIO_ERR_NOT_SAME,
                           "seek_shared %s: ranks passed different offsets or whence", fh->path);
@@ -145,10 +176,9 @@ static int seek_target(pario_file *fh, MPI_Offset offset, int whence, int64_t *t
         MPI_Offset eof = 0;
         rc = io_eof_position(fh, &eof);
         base = eof;
-    }
-    else if (whence != MPI_SEEK_SET)
-        return pario_fail(&fh->last, PARIO_ERR_ARG, "seek_shared %s: invalid whence %d",
-                          fh->path, whence);
+    } else if (whence != MPI_SEEK_SET)
+        return pario_fail(&fh->last, PARIO_ERR_ARG, "seek_shared %s: invalid whence %d", fh->path,
+                          whence);
     if (rc == PARIO_OK && base + offset < 0)
         rc = pario_fail(&fh->last, PARIO_ERR_ARG, "seek_shared %s: position %lld would be negative",
                         fh->path, (long long)(base + offset));
