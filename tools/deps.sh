@@ -2,7 +2,8 @@
 # Installs what pario needs on Debian 12 when it is missing. Idempotent.
 set -euo pipefail
 pkgs=(cmake make gcc g++ openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-numpy
-      python3-matplotlib)
+      python3-matplotlib libhdf5-openmpi-dev hdf5-tools python3-mpi4py python3-h5py-mpi
+      libpnetcdf-dev pnetcdf-bin pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -221,6 +221,58 @@ static void test_seek_end_with_view(void) {
     PT_CHECK(access(path, F_OK) != 0);
 }
 
+/* A filetype whose extent is smaller than the span of its data (as HDF5
+ * builds for chunked datasets): two 100-byte blocks 5000 bytes apart,
+ * resized to a 16-byte extent. Written collectively through several
+ * aggregators whose domain boundaries fall between the blocks, every byte
+ * must land (regression: a rank's entry point into a domain was computed
+ * from the extent and skipped data). */
+static void test_short_extent_filetype(void) {
+    enum { BLK = 100, GAP = 5000 };
+    const char *path = ptest_path("short-extent");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", "enable");
+    MPI_Info_set(info, "striping_unit", "512");
+    MPI_Info_set(info, "cb_buffer_size", "1024");
+    char nodes[16];
+    snprintf(nodes, sizeof nodes, "%d", nranks);
+    MPI_Info_set(info, "cb_nodes", nodes);
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
+          PARIO_OK);
+    MPI_Info_free(&info);
+    int lens[2] = {BLK, BLK};
+    MPI_Aint disps[2] = {0, GAP};
+    MPI_Datatype blocks, ftype;
+    MPI_Type_create_hindexed(2, lens, disps, MPI_BYTE, &blocks);
+    MPI_Type_create_resized(blocks, 0, 16, &ftype);
+    MPI_Type_commit(&ftype);
+    MPI_Type_free(&blocks);
+    PT_EQ(pario_file_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, ftype, "native",
+                              MPI_INFO_NULL),
+          PARIO_OK);
+    MPI_Type_free(&ftype);
+    unsigned char data[2 * BLK];
+    for (int i = 0; i < 2 * BLK; i++)
+        data[i] = (unsigned char)(rank * 7 + i + 1);
+    MPI_Count bytes = 0;
+    PT_EQ(pario_file_write_at_all(fh, 0, data, 2 * BLK, MPI_BYTE, &bytes), PARIO_OK);
+    PT_EQ(bytes, 2 * BLK);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    static unsigned char img[GAP + 64 * BLK];
+    int64_t n = file_image(path, img, sizeof img);
+    PT_EQ(n, GAP + (int64_t)nranks * BLK);
+    int ok = 1;
+    for (int r = 0; r < nranks; r++)
+        for (int i = 0; i < BLK; i++) {
+            ok &= img[r * BLK + i] == (unsigned char)(r * 7 + i + 1);
+            ok &= img[GAP + r * BLK + i] == (unsigned char)(r * 7 + BLK + i + 1);
+        }
+    PT_CHECK(ok);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -231,5 +283,6 @@ int main(int argc, char **argv) {
     test_short_read_and_bad_input();
     test_hints();
     test_seek_end_with_view();
+    test_short_extent_filetype();
     return ptest_finish();
 }

@@ -141,34 +141,32 @@ int view_byte_of_pos(const io_view *v, int64_t pos, int64_t *off) {
     return rc;
 }
 
-/* Data bytes of one filetype instance lying below relative offset rel. */
-static int data_below(const flat_type *ft, int64_t rel, int64_t *bytes) {
-    flat_iter it;
-    int rc = flat_iter_init(&it, ft, 0, 1, 0);
-    if (rc != PARIO_OK)
-        return rc;
-    int64_t n = 0, off, len;
-    while (flat_iter_next(&it, INT64_MAX, &off, &len) && off < rel)
-        n += off + len <= rel ? len : rel - off;
-    flat_iter_free(&it);
-    *bytes = n;
-    return PARIO_OK;
-}
-
+/* The stream position of the first data byte at or after file offset off:
+ * the number of data bytes below it. Stream positions map to file offsets
+ * monotonically (views require it), so an exponential then binary search
+ * over view_byte_of_pos finds it in O(depth log n) for any filetype, whether
+ * its instances overlap in extent or not. */
 int view_pos_of_byte(const io_view *v, int64_t off, int64_t *pos) {
-    int64_t rel = off - v->disp;
-    if (rel <= 0) {
-        *pos = 0;
-        return PARIO_OK;
-    }
     if (v->linear) {
-        *pos = rel > v->linear_base ? rel - v->linear_base : 0;
+        int64_t rel = off - v->disp - v->linear_base;
+        *pos = rel > 0 ? rel : 0;
         return PARIO_OK;
     }
-    const flat_type *ft = v->flat;
-    int64_t whole = rel > ft->true_lb ? (rel - ft->true_lb) / ft->extent : 0;
-    int64_t part = 0;
-    int rc = data_below(ft, rel - whole * ft->extent, &part);
-    *pos = whole * ft->size + part;
+    int64_t lo = 0, hi = v->flat->size, at = 0;
+    int rc = PARIO_OK;
+    while ((rc = view_byte_of_pos(v, hi - 1, &at)) == PARIO_OK && at < off) {
+        lo = hi;
+        hi = hi <= INT64_MAX / 4 ? hi * 2 : INT64_MAX / 2;
+    }
+    /* Invariant: every position below lo maps below off; hi - 1 maps at or past it. */
+    while (rc == PARIO_OK && lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        rc = view_byte_of_pos(v, mid, &at);
+        if (at < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
     return rc;
 }
