@@ -36,34 +36,52 @@ static int aggregate(const pario_file *fh, int write, const coll_range *all) {
     return fh->nranks > 1 && coll_should_aggregate(all, fh->nranks);
 }
 
-int io_coll_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
+/* One allgather carries every rank's verdict and range. On a failure, the
+ * lowest failing rank's message is shared, as io_agree does. */
+static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all) {
+    int64_t out[4] = {rc, mine->first, mine->end, mine->bytes};
+    int64_t *in = malloc((size_t)fh->nranks * sizeof out);
+    if (!in || MPI_Allgather(out, 4, MPI_INT64_T, in, 4, MPI_INT64_T, fh->comm) != MPI_SUCCESS) {
+        free(in); /* without the allgather, io_agree keeps the ranks together */
+        return io_agree(
+            fh->comm,
+            pario_fail(&fh->last, PARIO_ERR_COMM, "%s: exchange of access ranges failed", fh->path),
+            &fh->last);
+    }
+    int failed = 0;
+    for (int r = 0; r < fh->nranks; r++) {
+        all[r] = (coll_range){in[4 * r + 1], in[4 * r + 2], in[4 * r + 3]};
+        failed |= in[4 * r] != PARIO_OK;
+    }
+    free(in);
+    return failed ? io_agree(fh->comm, rc, &fh->last) : PARIO_OK;
+}
+
+int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
                    MPI_Datatype type, int64_t *moved) {
     const flat_type *mt = NULL;
     int64_t total = 0;
     coll_range mine = {0, 0, 0};
+    *moved = 0;
     coll_range *all = malloc((size_t)fh->nranks * sizeof *all);
-    int rc = all ? flat_get(type, &mt) : PARIO_ERR_NO_MEM;
-    if (rc == PARIO_OK) {
+    int rc = check;
+    if (rc == PARIO_OK && !all)
+        rc = pario_fail(&fh->last, PARIO_ERR_NO_MEM, "%s: out of memory", fh->path);
+    if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
         total = (int64_t)count * mt->size;
         rc = my_range(fh, write, pos, &total, &mine);
     }
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
                    write ? "write_all" : "read_all", fh->path);
-    rc = io_agree(fh->comm, rc, &fh->last);
-    if (rc == PARIO_OK && MPI_Allgather(&mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, fh->comm) !=
-                              MPI_SUCCESS)
-        rc = pario_fail(&fh->last, PARIO_ERR_COMM, "%s %s: exchange of access ranges failed",
-                        write ? "write_all" : "read_all", fh->path);
-    if (rc != PARIO_OK) {
-        free(all);
-        return rc;
-    }
-    *moved = 0;
-    if (!aggregate(fh, write, all)) {
-        free(all);
-        rc = io_access(fh, write, pos, buf, count, type, moved);
+    if (!all) /* no room for the ranges: agree on the failure alone */
         return io_agree(fh->comm, rc, &fh->last);
+    rc = share_ranges(fh, rc, &mine, all);
+    if (rc != PARIO_OK || !aggregate(fh, write, all)) {
+        free(all);
+        if (rc == PARIO_OK)
+            rc = io_agree(fh->comm, io_access(fh, write, pos, buf, count, type, moved), &fh->last);
+        return rc;
     }
     coll_plan plan;
     rc = coll_plan_make(&plan, fh, all, write);
@@ -71,10 +89,7 @@ int io_coll_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     if (rc != PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: out of memory", write ? "write_all" : "read_all",
                    fh->path);
-    rc = io_agree(fh->comm, rc, &fh->last);
-    if (rc != PARIO_OK)
-        return rc;
-    rc = coll_twophase(fh, &plan, write, pos, buf, count, type, total);
+    rc = coll_twophase(fh, &plan, rc, write, pos, buf, count, type, total);
     coll_plan_free(&plan);
     if (rc == PARIO_OK)
         *moved = total;

@@ -34,8 +34,9 @@ void coll_plan_free(coll_plan *p);
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);
 
 /* Run the exchange-and-I/O cycles. total: this rank's data bytes (already
- * clipped at end of file for reads). */
-int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, void *buf,
+ * clipped at end of file for reads). rc: this rank's outcome so far (a
+ * failed plan), agreed on together with the set-up. */
+int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t pos, void *buf,
                   MPI_Count count, MPI_Datatype type, int64_t total);
 
 #endif

@@ -111,6 +111,8 @@ static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count, co
 }
 
 static void streams_close(twophase *t) {
+    if (!t->streams)
+        return;
     for (int a = 0; a < t->p->naggr; a++)
         if (t->streams[a].open) {
             io_file_close(&t->streams[a].file);
@@ -453,16 +455,17 @@ static void twophase_free(twophase *t) {
     }
 }
 
-int coll_twophase(pario_file *fh, const coll_plan *p, int write, int64_t pos, void *buf,
+int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t pos, void *buf,
                   MPI_Count count, MPI_Datatype type, int64_t total) {
     twophase t = {.fh = fh, .p = p, .write = write, .pipelined = write && p->halved};
     const flat_type *mt = NULL;
-    int rc = twophase_alloc(&t);
+    if (rc == PARIO_OK)
+        rc = twophase_alloc(&t);
     if (rc == PARIO_OK)
         rc = flat_get(type, &mt);
     if (rc == PARIO_OK)
         rc = streams_open(&t, pos, buf, count, mt, total);
-    if (rc != PARIO_OK)
+    if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
                    write ? "write_all" : "read_all", fh->path);
     rc = io_agree(fh->comm, rc, &fh->last);

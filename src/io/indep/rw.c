@@ -68,6 +68,7 @@ static void rw_advance(pario_file *fh, const rw_call *c, int64_t moved) {
 int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *bytes) {
     int64_t moved = 0;
+    pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK)
         rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
@@ -80,9 +81,9 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
 int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
                      MPI_Datatype type, MPI_Count *bytes) {
     int64_t moved = 0;
-    int rc = io_agree(fh->comm, io_rw_check(fh, c, count, type), &fh->last);
-    if (rc == PARIO_OK)
-        rc = io_coll_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
+    pario_error_clear(&fh->last);
+    int rc = io_rw_check(fh, c, count, type);
+    rc = io_coll_access(fh, rc, c->write, rw_start(fh, c), buf, count, type, &moved);
     rw_advance(fh, c, moved);
     if (bytes)
         *bytes = moved;
@@ -119,8 +120,8 @@ int pario_file_read_at_all(pario_file *fh, MPI_Offset offset, void *buf, MPI_Cou
     return io_rw_collective(fh, &c, buf, count, type, bytes);
 }
 
-int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf,
-                            MPI_Count count, MPI_Datatype type, MPI_Count *bytes) {
+int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Count *bytes) {
     rw_call c = {"write_at_all", 1, 1, 0, offset};
     return io_rw_collective(fh, &c, (void *)buf, count, type, bytes);
 }
