@@ -5,6 +5,7 @@
                                       MPI-IO (or --backend ompio|romio)
   pario bench coll3d                  one I/O scenario on pario, OMPIO, ROMIO and the
                                       physical limit, interleaved and repeated
+  pario bench am|put|bcast            the gas benchmarks next to plain MPI
   pario report bench.json             the Markdown summary (and --png plot) of a result
 
 Each verb has --help. The command finds its build directory from its own location
@@ -87,12 +88,14 @@ def build_parser():
     run.set_defaults(func=lambda a, argv: run_main(a))
 
     bench = verbs.add_parser(
-        "bench", help="benchmark one I/O scenario on several back ends",
+        "bench", help="benchmark one I/O scenario on several back ends, or gas (am, put, bcast)",
         description="Run one I/O scenario on pario, OMPIO, ROMIO and the physical limit "
                     "(one process, sequential pwrite/pread), interleaved: repetition 1 of "
                     "every back end, then repetition 2, ... Each repetition uses fresh files; "
                     "each operation is timed cached (no sync) and durable (MPI_File_sync "
-                    "timed). Every read is verified. Writes JSON, Markdown and PNG.")
+                    "timed). Every read is verified. The gas scenarios am, put and bcast run "
+                    "the gas benchmark programs next to plain MPI, node-local and on the MPI "
+                    "path (PARIO_NODE_SIZE=1). Writes JSON, Markdown and PNG.")
     pario_bench.add_arguments(bench)
     bench.set_defaults(func=pario_bench.main)
 

@@ -1,5 +1,8 @@
 """pario bench: run one I/O scenario against several back ends, interleaved.
 
+The gas scenarios (am, put, bcast) are run by pario_gasbench; this module only
+dispatches to it and writes its outputs like those of the I/O scenarios.
+
 Repetition r runs every back end once (pario, ompio, romio, limit, in that order)
 before repetition r+1 starts, so slow drifts of a shared machine hit all back ends
 alike. Every repetition writes fresh files. The benchmark programs (build/bench/io_*)
@@ -17,11 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pario_env
+import pario_gasbench
 import pario_report
 
 MIB = float(1 << 20)
 # Seconds one benchmark program may run before it is considered hung.
 DEFAULT_TIMEOUT = 900
+# Defaults of the I/O scenarios (the gas scenarios have their own).
+IO_DEFAULT_RANKS = 4
+IO_DEFAULT_REPS = 5
+GAS_DEFAULT_REPS = 3
 # Lines of a failing program's stderr shown in the failure message.
 STDERR_TAIL_LINES = 15
 
@@ -314,10 +322,20 @@ class BenchRun:
 
 
 def add_arguments(p):
-    p.add_argument("scenario", choices=sorted(SCENARIOS),
-                   help="; ".join(f"{k}: {v.summary}" for k, v in SCENARIOS.items()))
-    p.add_argument("--ranks", "-n", type=int, default=4, help="MPI processes (default 4)")
-    p.add_argument("--reps", type=int, default=5, help="repetitions per back end (default 5)")
+    scenarios = dict((k, v.summary) for k, v in SCENARIOS.items())
+    scenarios.update((k, v.summary) for k, v in pario_gasbench.GAS_SCENARIOS.items())
+    p.add_argument("scenario", choices=list(scenarios),
+                   help="; ".join(f"{k}: {v}" for k, v in scenarios.items()))
+    p.add_argument("--ranks", "-n",
+                   help=f"MPI processes (I/O scenarios: default {IO_DEFAULT_RANKS}; am, put: "
+                   "2 only; bcast: a comma-separated list, default 2,4,8)")
+    p.add_argument("--reps", type=int,
+                   help=f"repetitions per back end (I/O, default {IO_DEFAULT_REPS}); runs per "
+                   f"configuration (gas, default {GAS_DEFAULT_REPS}: each gas program already "
+                   "times 15 interleaved repetitions)")
+    p.add_argument("--paths", default="local,mpi",
+                   help="bcast: node-local and/or MPI path (PARIO_NODE_SIZE=1) (default "
+                   "local,mpi; am and put always measure both in one run)")
     p.add_argument("--size", help="problem size; coll3d: " + SCENARIOS["coll3d"].size_help +
                    "; ior: " + SCENARIOS["ior"].size_help + "; noncontig: " +
                    SCENARIOS["noncontig"].size_help + "; hpcx: " + SCENARIOS["hpcx"].size_help)
@@ -345,9 +363,60 @@ def add_arguments(p):
                    help=f"seconds per program run (default {DEFAULT_TIMEOUT})")
 
 
+def write_outputs(doc, json_path, markdown, plot, no_plot):
+    """Writes the JSON, the Markdown next to it and (unless no_plot) the PNG."""
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    md = markdown(doc)
+    json_path.with_suffix(".md").write_text(md)
+    outputs = [str(json_path), str(json_path.with_suffix(".md"))]
+    if not no_plot:
+        problem = plot(doc, json_path.with_suffix(".png"))
+        if problem:
+            print(f"pario bench: no plot: {problem}", file=sys.stderr)
+        else:
+            outputs.append(str(json_path.with_suffix(".png")))
+    print(md)
+    print("pario bench: wrote " + ", ".join(outputs), file=sys.stderr)
+
+
+def gas_main(args, argv):
+    """pario bench am|put|bcast."""
+    reps = args.reps or GAS_DEFAULT_REPS
+    if reps < 1:
+        print("pario bench: --reps must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        ranks = pario_gasbench.resolve_ranks(args)
+        doc = pario_gasbench.measure(args, argv, ranks, reps)
+    except pario_env.SetupError as e:
+        print(f"pario bench: {e}", file=sys.stderr)
+        return 1
+    write_outputs(doc, Path(args.json or f"pario-bench-{args.scenario}.json"),
+                  pario_gasbench.markdown, pario_gasbench.plot, args.no_plot)
+    failed = pario_gasbench.failed_runs(doc)
+    if failed:
+        loud(f"{len(failed)} of {len(doc['runs'])} runs FAILED (see the JSON's runs)")
+    return 1 if failed else 0
+
+
+def io_ranks(args):
+    """--ranks as one number for the I/O scenarios, or None when it is not one."""
+    if args.ranks is None:
+        return IO_DEFAULT_RANKS
+    try:
+        return int(args.ranks)
+    except ValueError:
+        return None
+
+
 def main(args, argv):
-    if args.reps < 1 or args.ranks < 1:
-        print("pario bench: --reps and --ranks must be at least 1", file=sys.stderr)
+    if args.scenario in pario_gasbench.GAS_SCENARIOS:
+        return gas_main(args, argv)
+    args.ranks = io_ranks(args)
+    args.reps = IO_DEFAULT_REPS if args.reps is None else args.reps
+    if args.ranks is None or args.reps < 1 or args.ranks < 1:
+        print("pario bench: --reps and --ranks must be numbers of at least 1", file=sys.stderr)
         return 2
     if args.reps < 5:
         print(f"pario bench: note: {args.reps} repetitions; medians are more stable with 5 "
@@ -357,20 +426,8 @@ def main(args, argv):
     except pario_env.SetupError as e:
         print(f"pario bench: {e}", file=sys.stderr)
         return 1
-    json_path = Path(args.json or f"pario-bench-{args.scenario}.json")
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(doc, indent=1) + "\n")
-    md = pario_report.bench_markdown(doc)
-    json_path.with_suffix(".md").write_text(md)
-    outputs = [str(json_path), str(json_path.with_suffix(".md"))]
-    if not args.no_plot:
-        problem = pario_report.bench_plot(doc, json_path.with_suffix(".png"))
-        if problem:
-            print(f"pario bench: no plot: {problem}", file=sys.stderr)
-        else:
-            outputs.append(str(json_path.with_suffix(".png")))
-    print(md)
-    print("pario bench: wrote " + ", ".join(outputs), file=sys.stderr)
+    write_outputs(doc, Path(args.json or f"pario-bench-{args.scenario}.json"),
+                  pario_report.bench_markdown, pario_report.bench_plot, args.no_plot)
     optional = {x.strip() for x in args.optional.split(",")}
     failed = [b for b, s in doc["backends"].items() if s["status"] == "failed"]
     hard = [b for b in failed if b not in optional]

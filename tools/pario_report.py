@@ -1,14 +1,17 @@
 """pario report: readable summaries of pario's JSON outputs.
 
 Each input kind has a reporter: a Markdown function and an optional plot function,
-registered in REPORTERS under the document's "kind" field. Today there is one kind,
-"pario-bench" (written by `pario bench`). Per-file trace documents ("pario-trace":
+registered in REPORTERS under the document's "kind" field: "pario-bench" (the I/O
+scenarios of `pario bench`) and "pario-gasbench" (its gas scenarios am, put, bcast,
+rendered by pario_gasbench). Per-file trace documents ("pario-trace":
 counters, request-size histograms, alignment, time split) will register a second
 reporter here without changing the command line.
 """
 import json
 import sys
 from pathlib import Path
+
+import pario_gasbench
 
 BENCH_KIND = "pario-bench"
 TRACE_KIND = "pario-trace"
@@ -175,13 +178,14 @@ def trace_markdown(doc, columns=None):
 
 REPORTERS = {
     BENCH_KIND: {"markdown": bench_markdown, "plot": bench_plot},
+    pario_gasbench.GAS_KIND: {"markdown": pario_gasbench.markdown, "plot": pario_gasbench.plot},
     TRACE_KIND: {"markdown": trace_markdown, "plot": None},
 }
 
 
 def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="FILE.json",
-                   help="a `pario bench` JSON (kind pario-bench)")
+                   help="a `pario bench` JSON (kind pario-bench or pario-gasbench)")
     p.add_argument("--png", help="also write the plot to this PNG (one input file only)")
     p.add_argument("--md", help="also write the Markdown to this file")
     p.add_argument("--columns", help="back-end columns of the tables, in order (e.g. "

@@ -101,7 +101,7 @@ static int route_message(pario_gas_team *team, int dest, gas_am_hdr *hdr, const 
     if (team->node_index[dest] < 0)
         return gas_mpi_send(team, dest, hdr, payload);
     if (hdr->kind == GAS_AM_LONG) {
-        if (hdr->bytes)
+        if (hdr->bytes && payload)
             memcpy(team->seg_ptr[dest] + hdr->offset, payload, hdr->bytes);
         payload = NULL; /* the ring carries only the header */
     }
