@@ -339,6 +339,27 @@ static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
 
 /* Post the data transfers: aggregators through per-sender piece types over
  * the window, the others from/to their packed buffer. */
+/* This rank's data for aggregator a this cycle: in place in user memory or
+ * in the packed buffer. */
+static char *my_data_for(twophase *t, int a) {
+    return t->user_at[a] ? t->user_at[a] : t->data_out.p + t->send_at[2 * a + 1];
+}
+
+/* An aggregator's own pieces need no message: copy them between its data and
+ * the window directly. */
+static void exchange_with_self(twophase *t, int slot, int64_t ws, const int64_t *m, int64_t n) {
+    char *mine = my_data_for(t, t->p->my_aggr), *window = t->window[slot].p;
+    for (int64_t i = 0; i < n; i++) {
+        char *in_window = window + (m[2 * i] - ws);
+        size_t len = (size_t)m[2 * i + 1];
+        if (t->write)
+            memcpy(in_window, mine, len);
+        else
+            memcpy(mine, in_window, len);
+        mine += len;
+    }
+}
+
 static int exchange_data(twophase *t, int slot, int64_t ws) {
     pario_file *fh = t->fh;
     int nreq = 0, ntypes = 0, rc = PARIO_OK;
@@ -349,6 +370,10 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
         int64_t n = t->recv_cnt[2 * r];
         if (n == 0)
             continue;
+        if (r == fh->rank) {
+            exchange_with_self(t, slot, ws, m + 2 * at, n);
+            continue;
+        }
         if ((rc = pieces_type(m + 2 * at, n, ws, &t->types[ntypes])) != PARIO_OK)
             break;
         if (t->write)
@@ -362,8 +387,8 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
         int64_t bytes = t->send_cnt[2 * dst + 1];
-        char *at = t->user_at[a] ? t->user_at[a] : t->data_out.p + t->send_at[2 * a + 1];
-        if (bytes == 0)
+        char *at = my_data_for(t, a);
+        if (bytes == 0 || dst == fh->rank)
             continue;
         if (t->write)
             MPI_Isend(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
