@@ -55,6 +55,11 @@ int io_eof_position(pario_file *fh, MPI_Offset *etypes);
  * message of the lowest failing rank (copied into err). */
 int io_agree(MPI_Comm comm, int rc, pario_error *err);
 
+/* Collective: PARIO_OK when every rank passed the same n values (n <= 4),
+ * else PARIO_ERR_NOT_SAME with "<call> <path>: ranks passed different <what>". */
+int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call,
+                  const char *what, const char *path, pario_error *err);
+
 /* Record a failure in fh->last and return its code (PARIO_OK clears it). */
 int io_file_result(pario_file *fh, int rc);
 

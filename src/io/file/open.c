@@ -26,18 +26,6 @@ static int check_amode(int amode, const char *path, pario_error *err) {
     return PARIO_OK;
 }
 
-/* All ranks must pass the same access mode. */
-static int check_same_amode(MPI_Comm comm, int amode, const char *path, pario_error *err) {
-    int mine[2] = {amode, -amode}, all[2];
-    if (MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return pario_fail(err, PARIO_ERR_COMM, "open %s: agreement on the access mode failed",
-                          path);
-    if (all[0] != -all[1])
-        return pario_fail(err, PARIO_ERR_NOT_SAME, "open %s: ranks passed different access modes",
-                          path);
-    return PARIO_OK;
-}
-
 static int count_nodes(MPI_Comm comm) {
     MPI_Comm node;
     int rank, leader = 0, nodes = 1;
@@ -153,12 +141,11 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     }
     rc = check_amode(amode, path, err);
     if (rc == PARIO_OK)
-        rc = check_same_amode(fh->comm, amode, path, err);
+        rc = io_check_same(fh->comm, &(long long){amode}, 1, "open", "access modes", path, err);
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK) {
         fh->nnodes = count_nodes(fh->comm);
-        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks,
-                          fh->nnodes);
+        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks, fh->nnodes);
         io_hints_resolve(&fh->hints, info);
         rc = view_init_default(&fh->view, fh->comm, path, err);
     }
@@ -203,6 +190,12 @@ int pario_file_delete(const char *path, MPI_Info info, pario_error *err) {
     return io_driver_posix.remove(path, err);
 }
 
-const pario_error *pario_file_last_error(const pario_file *fh) { return &fh->last; }
-const char *pario_file_path(const pario_file *fh) { return fh->path; }
-MPI_Comm pario_file_comm(const pario_file *fh) { return fh->comm; }
+const pario_error *pario_file_last_error(const pario_file *fh) {
+    return &fh->last;
+}
+const char *pario_file_path(const pario_file *fh) {
+    return fh->path;
+}
+MPI_Comm pario_file_comm(const pario_file *fh) {
+    return fh->comm;
+}

@@ -19,17 +19,6 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     return io_file_result(fh, rc);
 }
 
-/* size must be the same on every rank; rank 0 applies it. */
-static int check_same_size(pario_file *fh, MPI_Offset size, const char *op) {
-    long long mine[2] = {size, -size}, all[2];
-    if (MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, fh->comm) != MPI_SUCCESS)
-        return pario_fail(&fh->last, PARIO_ERR_COMM, "%s %s: agreement failed", op, fh->path);
-    if (all[0] != -all[1])
-        return pario_fail(&fh->last, PARIO_ERR_NOT_SAME, "%s %s: ranks passed different sizes",
-                          op, fh->path);
-    return PARIO_OK;
-}
-
 static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op) {
     pario_error *err = &fh->last;
     int rc = PARIO_OK;
@@ -43,7 +32,9 @@ static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op
                         "%s %s: not allowed on a file opened SEQUENTIAL", op, fh->path);
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK)
-        rc = io_agree(fh->comm, check_same_size(fh, size, op), err);
+        rc = io_agree(fh->comm,
+                      io_check_same(fh->comm, &(long long){size}, 1, op, "sizes", fh->path, err),
+                      err);
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
     if (fh->rank == 0)
@@ -52,7 +43,9 @@ static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op
     return io_file_result(fh, io_agree(fh->comm, rc, err));
 }
 
-int pario_file_set_size(pario_file *fh, MPI_Offset size) { return resize(fh, size, 0, "set_size"); }
+int pario_file_set_size(pario_file *fh, MPI_Offset size) {
+    return resize(fh, size, 0, "set_size");
+}
 
 int pario_file_preallocate(pario_file *fh, MPI_Offset size) {
     return resize(fh, size, 1, "preallocate");
@@ -80,14 +73,8 @@ int pario_file_set_info(pario_file *fh, MPI_Info info) {
 }
 
 int pario_file_set_atomicity(pario_file *fh, int flag) {
-    int mine[2] = {!!flag, -!!flag}, all[2];
-    int rc = PARIO_OK;
-    if (MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, fh->comm) != MPI_SUCCESS)
-        rc = pario_fail(&fh->last, PARIO_ERR_COMM, "set_atomicity %s: agreement failed",
-                        fh->path);
-    else if (all[0] != -all[1])
-        rc = pario_fail(&fh->last, PARIO_ERR_NOT_SAME,
-                        "set_atomicity %s: ranks passed different flags", fh->path);
+    long long mine = !!flag;
+    int rc = io_check_same(fh->comm, &mine, 1, "set_atomicity", "flags", fh->path, &fh->last);
     if (rc == PARIO_OK)
         fh->atomic = !!flag;
     return io_file_result(fh, rc);
@@ -98,8 +85,8 @@ int pario_file_get_atomicity(const pario_file *fh, int *flag) {
     return PARIO_OK;
 }
 
-int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
-                        MPI_Datatype filetype, const char *datarep, MPI_Info info) {
+int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                        const char *datarep, MPI_Info info) {
     pario_error *err = &fh->last;
     int rc = PARIO_OK;
     if (disp == MPI_DISPLACEMENT_CURRENT) {
@@ -150,8 +137,8 @@ int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
         if (rc != PARIO_OK)
             return io_file_result(fh, rc);
     } else if (whence != MPI_SEEK_SET) {
-        return io_file_result(fh, pario_fail(err, PARIO_ERR_ARG, "seek %s: invalid whence %d",
-                                             fh->path, whence));
+        return io_file_result(
+            fh, pario_fail(err, PARIO_ERR_ARG, "seek %s: invalid whence %d", fh->path, whence));
     }
     if (base + offset < 0)
         return io_file_result(fh, pario_fail(err, PARIO_ERR_ARG,
@@ -178,8 +165,8 @@ int pario_file_get_position(const pario_file *fh, MPI_Offset *offset) {
 int pario_file_get_byte_offset(pario_file *fh, MPI_Offset offset, MPI_Offset *disp) {
     if (offset < 0)
         return io_file_result(fh, pario_fail(&fh->last, PARIO_ERR_ARG,
-                                             "get_byte_offset %s: negative offset %lld",
-                                             fh->path, (long long)offset));
+                                             "get_byte_offset %s: negative offset %lld", fh->path,
+                                             (long long)offset));
     int64_t off = 0;
     int rc = view_byte_of_pos(&fh->view, offset * fh->view.etype_size, &off);
     *disp = off;

@@ -156,17 +156,6 @@ int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count, M
     return shared_ordered(fh, &c, (void *)buf, count, type, bytes);
 }
 
-/* All ranks must pass the same offset and whence. */
-static int check_same_seek(pario_file *fh, MPI_Offset offset, int whence) {
-    long long mine[4] = {offset, -offset, whence, -whence}, all[4];
-    if (MPI_Allreduce(mine, all, 4, MPI_LONG_LONG, MPI_MAX, fh->comm) != MPI_SUCCESS)
-        return pario_fail(&fh->last, PARIO_ERR_COMM, "seek_shared %s: agreement failed", fh->path);
-    if (all[0] != -all[1] || all[2] != -all[3])
-        return pario_fail(&fh->last, PARIO_ERR_NOT_SAME,
-                          "seek_shared %s: ranks passed different offsets or whence", fh->path);
-    return PARIO_OK;
-}
-
 static int seek_target(pario_file *fh, MPI_Offset offset, int whence, int64_t *target) {
     int64_t base = 0;
     int rc = PARIO_OK;
@@ -194,7 +183,10 @@ int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence) {
                         "seek_shared %s: not allowed on a file opened SEQUENTIAL", fh->path);
     rc = io_agree(fh->comm, rc, &fh->last);
     if (rc == PARIO_OK)
-        rc = io_agree(fh->comm, check_same_seek(fh, offset, whence), &fh->last);
+        rc = io_agree(fh->comm,
+                      io_check_same(fh->comm, (long long[]){offset, whence}, 2, "seek_shared",
+                                    "offsets or whence", fh->path, &fh->last),
+                      &fh->last);
     if (rc == PARIO_OK && fh->rank == 0) {
         rc = seek_target(fh, offset, whence, &target);
         if (rc == PARIO_OK)
