@@ -31,9 +31,11 @@ static int aggregate(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
     if (sw == IO_DISABLE || fh->atomic) /* atomic mode: locked independent access */
         return 0;
+    if (fh->nranks == 1) /* one rank has nobody to combine with: buffering only copies */
+        return 0;
     if (sw == IO_ENABLE)
         return 1;
-    return fh->nranks > 1 && coll_should_aggregate(all, fh->nranks);
+    return coll_should_aggregate(all, fh->nranks);
 }
 
 /* One allgather carries every rank's verdict and range. On a failure, the
