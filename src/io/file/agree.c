@@ -34,12 +34,12 @@ int io_file_result(pario_file *fh, int rc) {
 
 int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call, const char *what,
                   const char *path, pario_error *err) {
-    long long mine[2 * IO_SAME_MAX], all[2 * IO_SAME_MAX];
-    for (int i = 0; i < n && i < IO_SAME_MAX; i++) { /* max(x) == -max(-x) iff all equal */
+    long long mine[2 * IO_SAME_MAX] = {0}, all[2 * IO_SAME_MAX] = {0};
+    n = n < IO_SAME_MAX ? n : IO_SAME_MAX;
+    for (int i = 0; i < n; i++) { /* max(x) == -max(-x) iff all ranks passed x */
         mine[2 * i] = vals[i];
         mine[2 * i + 1] = -vals[i];
     }
-    n = n < IO_SAME_MAX ? n : IO_SAME_MAX;
     if (MPI_Allreduce(mine, all, 2 * n, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS)
         return pario_fail(err, PARIO_ERR_COMM, "%s %s: agreement on the %s failed", call, path,
                           what);
