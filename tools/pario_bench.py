@@ -138,6 +138,7 @@ class BenchRun:
         self.size = args.size or (self.scenario.quick_size if args.quick else None)
         self.status = {}
         self.samples = {}  # (backend, op, mode, variant) -> [(bytes, seconds)]
+        self.peak_rss = {}  # same key -> peak resident MiB of the largest rank
         self.plan = []
         self.mpi_library = ""
         self.workdir = None
@@ -231,6 +232,8 @@ class BenchRun:
         for r in results:
             key = (backend, r["op"], r["mode"], r["variant"])
             self.samples.setdefault(key, []).append((r["bytes"], r["seconds"]))
+            if "peak_rss_mib" in r:  # largest over ranks and repetitions
+                self.peak_rss[key] = max(self.peak_rss.get(key, 0.0), r["peak_rss_mib"])
         return time.monotonic() - t0
 
     # ---- the whole run -----------------------------------------------------------
@@ -299,6 +302,9 @@ class BenchRun:
                 "mib_s_max": max(rates) if rates else None,
                 "seconds": [s for _, s in samples],
             })
+            key = (backend, op, mode, variant)
+            if key in self.peak_rss:
+                recs[-1]["peak_rss_mib"] = self.peak_rss[key]
         return recs
 
     def document(self):

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* Most variants one program defines (ior has 13, noncontig 24). */
@@ -259,12 +260,20 @@ static void remove_shared_file(const ib_ctx *c) {
     ib_mpi_check(MPI_Barrier(c->comm), "MPI_Barrier");
 }
 
+/* Peak resident memory of this process so far, in KiB. */
+static long long peak_rss_kib(void) {
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss : 0;
+}
+
 /* Reduces one timing over the ranks and prints it; returns the words that failed
  * verification on any rank. */
 static long long report(const ib_ctx *c, const ib_variant *v, const char *op, const ib_timing *t) {
     double slowest = 0;
-    long long bad = 0;
+    long long bad = 0, rss_kib = peak_rss_kib(), rss_max = 0;
     ib_mpi_check(MPI_Reduce(&t->seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, c->comm),
+                 "MPI_Reduce");
+    ib_mpi_check(MPI_Reduce(&rss_kib, &rss_max, 1, MPI_LONG_LONG, MPI_MAX, 0, c->comm),
                  "MPI_Reduce");
     ib_mpi_check(MPI_Allreduce(&t->bad, &bad, 1, MPI_LONG_LONG, MPI_SUM, c->comm), "MPI_Allreduce");
     if (c->rank != 0)
@@ -274,8 +283,8 @@ static long long report(const ib_ctx *c, const ib_variant *v, const char *op, co
                 v->name, op, mode_names[c->mode], bad);
     if (!t->skipped)
         printf("RESULT {\"variant\": \"%s\", \"op\": \"%s\", \"mode\": \"%s\", "
-               "\"bytes\": %lld, \"seconds\": %.9f}\n",
-               v->name, op, mode_names[c->mode], v->bytes, slowest);
+               "\"bytes\": %lld, \"seconds\": %.9f, \"peak_rss_mib\": %.1f}\n",
+               v->name, op, mode_names[c->mode], v->bytes, slowest, rss_max / 1024.0);
     fflush(stdout);
     fflush(stderr);
     return bad;
