@@ -58,8 +58,6 @@ MPIIO_ALIAS(MPI_File_open);
 
 /* Frees everything the handle owns except the pario file. */
 static void release_handle(struct mpiio_file *f) {
-    mpiio_view_type_release(&f->etype);
-    mpiio_view_type_release(&f->filetype);
     mpiio_errhandler_drop(&f->errhandler);
     mpiio_handle_free(f);
 }

@@ -62,8 +62,6 @@ struct mpiio_file *mpiio_handle_new(pario_file *pf, MPI_Errhandler errhandler) {
     f->fint = slot;
     f->pf = pf;
     f->errhandler = errhandler;
-    f->etype = MPI_BYTE;
-    f->filetype = MPI_BYTE;
     f->split = MPIIO_SPLIT_NONE;
     return f;
 }

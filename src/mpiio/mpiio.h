@@ -46,8 +46,6 @@ struct mpiio_file {
     int fint;                    /* Fortran handle: index in the handle registry */
     pario_file *pf;              /* the pario file */
     MPI_Errhandler errhandler;   /* one reference held unless predefined */
-    MPI_Datatype etype;          /* view types given to pario: predefined, */
-    MPI_Datatype filetype;       /* or duplicates this struct frees */
     enum mpiio_split_kind split; /* outstanding split collective, if any */
     MPI_Count split_bytes;       /* bytes moved by its begin call */
 };
@@ -113,8 +111,6 @@ static inline int mpiio_check(struct mpiio_file *f, const char *fname, int rc) {
 
 /* ---- views (view.c) ---------------------------------------------------------- */
 
-/* Frees a view type kept by set_view (predefined types are left alone). */
-void mpiio_view_type_release(MPI_Datatype *type);
 /* MPI_File_get_type_extent for the int and the large-count forms. */
 int mpiio_type_extent(MPI_File fh, const char *fname, MPI_Datatype type, MPI_Aint *extent);
 

@@ -1,10 +1,9 @@
 /* File views and the individual file pointer: set/get_view, seek,
  * get_position, get_byte_offset, get_type_extent.
  *
- * The program may free its etype and filetype right after MPI_File_set_view,
- * so the handle keeps duplicates of derived types for as long as the view
- * lasts and gives those to pario. MPI_File_get_view returns predefined types
- * as they are and new duplicates of derived ones, which the caller frees. */
+ * The program may free its etype and filetype right after MPI_File_set_view:
+ * pario's view keeps its own duplicates. MPI_File_get_view returns predefined
+ * types as they are and new duplicates of derived ones, which the caller frees. */
 #include "mpiio/mpiio.h"
 
 static int is_predefined_type(MPI_Datatype type) {
@@ -23,7 +22,7 @@ static int type_keep(MPI_Datatype type, MPI_Datatype *kept) {
     return PMPI_Type_dup(type, kept);
 }
 
-void mpiio_view_type_release(MPI_Datatype *type) {
+static void type_release(MPI_Datatype *type) {
     if (*type != MPI_DATATYPE_NULL && !is_predefined_type(*type))
         PMPI_Type_free(type);
     *type = MPI_DATATYPE_NULL;
@@ -40,28 +39,6 @@ static int check_view_args(struct mpiio_file *f, const char *fname, const char *
     return MPI_SUCCESS;
 }
 
-/* Duplicates the view types, hands them to pario and swaps them in. */
-static int install_view(struct mpiio_file *f, const char *fname, MPI_Offset disp,
-                        MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
-                        MPI_Info info) {
-    MPI_Datatype e = MPI_DATATYPE_NULL, t = MPI_DATATYPE_NULL;
-    if (type_keep(etype, &e) != MPI_SUCCESS || type_keep(filetype, &t) != MPI_SUCCESS) {
-        mpiio_view_type_release(&e);
-        return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the view's datatypes");
-    }
-    int rc = pario_file_set_view(f->pf, disp, e, t, datarep, info);
-    if (rc != PARIO_OK) {
-        mpiio_view_type_release(&e);
-        mpiio_view_type_release(&t);
-        return mpiio_fail_pario(f, fname, rc);
-    }
-    mpiio_view_type_release(&f->etype);
-    mpiio_view_type_release(&f->filetype);
-    f->etype = e;
-    f->filetype = t;
-    return MPI_SUCCESS;
-}
-
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                        const char *datarep, MPI_Info info) {
     static const char fname[] = "MPI_File_set_view";
@@ -71,7 +48,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         rc = check_view_args(f, fname, datarep);
     if (rc != MPI_SUCCESS)
         return rc;
-    return install_view(f, fname, disp, etype, filetype, datarep, info);
+    return mpiio_check(f, fname, pario_file_set_view(f->pf, disp, etype, filetype, datarep, info));
 }
 MPIIO_ALIAS(MPI_File_set_view);
 
@@ -91,7 +68,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
     if (type_keep(e, etype) != MPI_SUCCESS)
         return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the etype");
     if (type_keep(t, filetype) != MPI_SUCCESS) {
-        mpiio_view_type_release(etype);
+        type_release(etype);
         return mpiio_fail(f, fname, MPI_ERR_TYPE, "cannot duplicate the filetype");
     }
     return MPI_SUCCESS;
