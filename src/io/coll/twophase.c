@@ -63,6 +63,7 @@ typedef struct twophase {
     char **user_at;       /* per aggregator: this cycle's data in place in user memory
                              (contiguous memory: sent or received with no copy), or NULL */
     int64_t out_bytes;    /* data bytes this rank moves this cycle */
+    int packs;            /* user memory is noncontiguous: data goes through data_out */
     growbuf meta_out, data_out, meta_in;
     growbuf window[2], pieces[2]; /* cycle k uses slot k % 2 when pipelined, else slot 0 */
     int pipelined;
@@ -106,6 +107,7 @@ static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count, co
             return rc;
         }
         s->open = 1;
+        t->packs |= s->mem.contig == NULL;
     }
     return PARIO_OK;
 }
@@ -364,7 +366,7 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
     pario_file *fh = t->fh;
     int nreq = 0, ntypes = 0, rc = PARIO_OK;
     const int64_t *m = (const int64_t *)t->meta_in.p;
-    if (!t->write && grow(&t->data_out, t->out_bytes) != PARIO_OK)
+    if (!t->write && t->packs && grow(&t->data_out, t->out_bytes) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
     for (int r = 0, at = 0; r < fh->nranks; at += (int)t->recv_cnt[2 * r], r++) {
         int64_t n = t->recv_cnt[2 * r];

@@ -59,23 +59,10 @@ static int want_sieve(io_switch sw, const window *w, int write) {
 typedef struct xfer {
     pario_file *fh;
     int write;
-    int lock;           /* take byte-range locks around writes */
-    int64_t eof;        /* reads: file size at the start */
+    int lock;    /* take byte-range locks around writes */
+    int64_t eof; /* reads: file size at the start */
     window w;
 } xfer;
-
-static int lock_range(xfer *x, int64_t start, int64_t end, int exclusive) {
-    if (!x->lock)
-        return PARIO_OK;
-    return x->fh->io.drv->lock(&x->fh->io, start, end - start, exclusive, &x->fh->last);
-}
-
-static int unlock_range(xfer *x, int64_t start, int64_t end, int rc) {
-    if (!x->lock)
-        return rc;
-    int urc = x->fh->io.drv->unlock(&x->fh->io, start, end - start, &x->fh->last);
-    return rc != PARIO_OK ? rc : urc;
-}
 
 /* Read the whole window [start, end) into the sieve buffer; bytes past the
  * end of file read as zeros. */
@@ -131,8 +118,7 @@ static int list_read(xfer *x, char *data) {
     for (int64_t i = 0; i < x->w.n; i++) {
         const io_piece *p = &x->w.p[i];
         int64_t got = 0;
-        int rc = x->fh->io.drv->pread(&x->fh->io, data + p->at, p->len, p->off, &got,
-                                      &x->fh->last);
+        int rc = x->fh->io.drv->pread(&x->fh->io, data + p->at, p->len, p->off, &got, &x->fh->last);
         if (rc != PARIO_OK)
             return rc;
         if (got < p->len) /* the file shrank meanwhile: what is missing reads as zeros */
@@ -141,33 +127,38 @@ static int list_read(xfer *x, char *data) {
     return PARIO_OK;
 }
 
+/* Write the window's pieces under the byte-range lock the write needs. */
+static int window_write(xfer *x, char *data, int covered) {
+    pario_file *fh = x->fh;
+    window *w = &x->w;
+    int sieve = !covered && fh->io.readable && want_sieve(fh->hints.ds_write, w, 1);
+    int locking = x->lock || sieve; /* a read-modify-write must exclude other writers */
+    int rc =
+        locking ? fh->io.drv->lock(&fh->io, w->start, w->end - w->start, 1, &fh->last) : PARIO_OK;
+    if (rc != PARIO_OK)
+        return rc;
+    if (covered)
+        rc = fh->io.drv->pwrite(&fh->io, data + w->p[0].at, w->data, w->start, &fh->last);
+    else
+        rc = sieve ? sieve_write(x, data) : list_write(x, data);
+    int urc =
+        locking ? fh->io.drv->unlock(&fh->io, w->start, w->end - w->start, &fh->last) : PARIO_OK;
+    return rc != PARIO_OK ? rc : urc;
+}
+
 /* Transfer the window's pieces: one call when they cover the window,
  * otherwise data sieving or one call per piece, as hints and cost decide. */
 static int window_move(xfer *x, char *data) {
     pario_file *fh = x->fh;
     window *w = &x->w;
-    if (w->data == w->end - w->start) {
-        if (!x->write) {
-            int64_t got = 0;
-            return fh->io.drv->pread(&fh->io, data + w->p[0].at, w->data, w->start, &got,
-                                     &fh->last);
-        }
-        int rc = lock_range(x, w->start, w->end, 1);
-        if (rc == PARIO_OK)
-            rc = fh->io.drv->pwrite(&fh->io, data + w->p[0].at, w->data, w->start, &fh->last);
-        return unlock_range(x, w->start, w->end, rc);
+    int covered = w->data == w->end - w->start;
+    if (x->write)
+        return window_write(x, data, covered);
+    if (covered) {
+        int64_t got = 0;
+        return fh->io.drv->pread(&fh->io, data + w->p[0].at, w->data, w->start, &got, &fh->last);
     }
-    if (!x->write)
-        return want_sieve(fh->hints.ds_read, w, 0) ? sieve_read(x, data) : list_read(x, data);
-    int sieve = fh->io.readable && want_sieve(fh->hints.ds_write, w, 1);
-    int was_locking = x->lock;
-    x->lock = x->lock || sieve; /* a read-modify-write must exclude other writers */
-    int rc = lock_range(x, w->start, w->end, 1);
-    if (rc == PARIO_OK)
-        rc = sieve ? sieve_write(x, data) : list_write(x, data);
-    rc = unlock_range(x, w->start, w->end, rc);
-    x->lock = was_locking;
-    return rc;
+    return want_sieve(fh->hints.ds_read, w, 0) ? sieve_read(x, data) : list_read(x, data);
 }
 
 /* Move n stream bytes of `data` (staged or user memory) through the view.
@@ -240,8 +231,8 @@ static int access_span(pario_file *fh, int64_t pos, int64_t n, int64_t *first, i
     return rc;
 }
 
-int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
-              MPI_Datatype type, int64_t *moved) {
+int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count, MPI_Datatype type,
+              int64_t *moved) {
     const flat_type *mt = NULL;
     *moved = 0;
     int rc = flat_get(type, &mt);
