@@ -115,6 +115,36 @@ int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
 int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence);
 int pario_file_get_position_shared(pario_file *fh, MPI_Offset *offset);
 
+/* ---- nonblocking independent access ---------------------------------------------
+ * The call checks its arguments (errors are returned by the call itself) and
+ * advances the individual or shared pointer by the amount requested; the
+ * bytes then move in a background thread of the file, which makes no MPI
+ * call, in the order the requests were started. The buffer belongs to the
+ * request until it has been waited for. */
+typedef struct pario_request pario_request;
+
+int pario_file_iread_at(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype type, pario_request **req);
+int pario_file_iwrite_at(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype type, pario_request **req);
+int pario_file_iread(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                     pario_request **req);
+int pario_file_iwrite(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                      pario_request **req);
+int pario_file_iread_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            pario_request **req);
+int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, pario_request **req);
+/* *done = 1 once the request has finished; never blocks, makes no MPI call. */
+int pario_request_test(const pario_request *req, int *done);
+/* Blocks until the request has finished, then frees it and returns its
+ * outcome: PARIO_OK or the access's error code (its message copied into err
+ * when err is not NULL); *bytes gets the bytes moved. */
+int pario_request_wait(pario_request *req, MPI_Count *bytes, pario_error *err);
+/* Gives the request up without waiting: the access still runs (close waits
+ * for it), its outcome is not reported. */
+void pario_request_free(pario_request *req);
+
 #ifdef __cplusplus
 }
 #endif

@@ -198,6 +198,12 @@ int mpiio_fail_nofile(const char *fname, const char *path, int rc, const pario_e
     return raise_on(NULL, MPI_FILE_NULL, mpiio_error_code(mpiio_error_class(rc), msg), msg);
 }
 
+int mpiio_pario_code(const char *fname, const char *path, int rc, const pario_error *err) {
+    char msg[MPIIO_MSG_MAX];
+    compose_message(msg, sizeof msg, fname, path, pario_detail(err, rc));
+    return mpiio_error_code(mpiio_error_class(rc), msg);
+}
+
 int mpiio_fail_closed(MPI_Errhandler eh, const char *fname, const char *path, int rc,
                       const pario_error *err) {
     char msg[MPIIO_MSG_MAX];

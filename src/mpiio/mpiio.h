@@ -98,6 +98,9 @@ int mpiio_fail_nofile(const char *fname, const char *path, int rc, const pario_e
  * runs with MPI_FILE_NULL; path names the file. */
 int mpiio_fail_closed(MPI_Errhandler eh, const char *fname, const char *path, int rc,
                       const pario_error *err);
+/* The MPI code (class and message) of a pario failure of fname on path,
+ * without running any error handler. */
+int mpiio_pario_code(const char *fname, const char *path, int rc, const pario_error *err);
 /* MPI_ERR_FILE through the MPI_FILE_NULL handler for an invalid handle. */
 int mpiio_fail_bad_handle(MPI_File fh, const char *fname);
 
@@ -151,8 +154,19 @@ void mpiio_status_set(MPI_Status *status, MPI_Count bytes);
 
 /* ---- nonblocking (nonblocking.c) ------------------------------------------- */
 
-/* Performs the access and returns a completed generalized request. */
+/* Starts the access and makes its MPI request: independent accesses move
+ * their bytes in the background, collective ones complete in the call. */
 int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Request *request);
+
+/* ---- requests (grequest.c) ---------------------------------------------------- */
+
+/* An MPI request that completes once the background access has finished
+ * (and reports its bytes and outcome). Takes ownership of access. */
+int mpiio_request_start(struct mpiio_file *f, const char *fname, pario_request *access,
+                        MPI_Request *request);
+/* An MPI request already complete, reporting bytes. */
+int mpiio_request_done(struct mpiio_file *f, const char *fname, MPI_Count bytes,
+                       MPI_Request *request);
 
 /* ---- split collectives (split.c) -------------------------------------------- */
 

@@ -1,56 +1,49 @@
-/* Nonblocking data access: iread/iwrite, _at, _all, _at_all.
+/* Nonblocking data access: iread/iwrite, _at, _shared, _all, _at_all.
  *
- * For now the access runs to completion inside the call, which then returns
- * an already completed generalized request; MPI_Wait, MPI_Test and their
- * any/some/all forms complete it and report the bytes moved through its
- * query function. A failure is reported by the initiating call (through the
- * file's error handler) and no request is made. */
+ * Independent forms check their arguments and move the file pointer in the
+ * call (errors come back from the call itself), then the bytes move in the
+ * file's background thread (io/async) while the program computes; the
+ * MPI_Request completes inside MPI's progress once they have moved
+ * (grequest.c). Collective forms, and accesses through a view whose data
+ * representation converts the data, run to completion in the call and
+ * return a request that is already complete. */
 #include "mpiio/mpiio.h"
 
-#include <stdlib.h>
+#include <string.h>
 
-/* What the request's query function reports. */
-struct done_request {
-    MPI_Count bytes;
-};
-
-static int done_query(void *state, MPI_Status *status) {
-    const struct done_request *d = state;
-    PMPI_Status_set_elements_x(status, MPI_BYTE, d->bytes);
-    PMPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
+/* The data needs no conversion between memory and file. */
+static int native_view(pario_file *pf) {
+    char rep[MPI_MAX_DATAREP_STRING] = "";
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype;
+    pario_file_get_view(pf, &disp, &etype, &filetype, rep);
+    return strcmp(rep, "native") == 0 || strcmp(rep, "internal") == 0;
 }
 
-static int done_free(void *state) {
-    free(state);
-    return MPI_SUCCESS;
-}
-
-/* The operation has completed: cancelling it has no effect. */
-static int done_cancel(void *state, int complete) {
-    (void)state;
-    (void)complete;
-    return MPI_SUCCESS;
-}
-
-/* A completed generalized request reporting bytes. */
-static int completed_request(struct mpiio_file *f, const char *fname, MPI_Count bytes,
-                             MPI_Request *request) {
-    struct done_request *d = malloc(sizeof *d);
-    if (!d)
-        return mpiio_fail(f, fname, MPI_ERR_NO_MEM, "no memory for a request");
-    d->bytes = bytes;
-    int rc = PMPI_Grequest_start(done_query, done_free, done_cancel, d, request);
-    if (rc != MPI_SUCCESS) {
-        free(d);
-        return mpiio_fail(f, fname, MPI_ERR_INTERN, "cannot start a generalized request");
+/* Starts an independent access in the background; PARIO_ERR_INTERN for a
+ * form that has no background version. */
+static int start_access(pario_file *pf, const struct mpiio_access *a, pario_request **req) {
+    switch (a->op) {
+    case MPIIO_READ:
+        return pario_file_iread(pf, a->buf, a->count, a->type, req);
+    case MPIIO_WRITE:
+        return pario_file_iwrite(pf, a->buf, a->count, a->type, req);
+    case MPIIO_READ_AT:
+        return pario_file_iread_at(pf, a->offset, a->buf, a->count, a->type, req);
+    case MPIIO_WRITE_AT:
+        return pario_file_iwrite_at(pf, a->offset, a->buf, a->count, a->type, req);
+    case MPIIO_READ_SHARED:
+        return pario_file_iread_shared(pf, a->buf, a->count, a->type, req);
+    case MPIIO_WRITE_SHARED:
+        return pario_file_iwrite_shared(pf, a->buf, a->count, a->type, req);
+    default:
+        return PARIO_ERR_INTERN;
     }
-    rc = PMPI_Grequest_complete(*request);
-    if (rc != MPI_SUCCESS)
-        return mpiio_fail(f, fname, MPI_ERR_INTERN, "cannot complete a generalized request");
-    return MPI_SUCCESS;
+}
+
+static int background_form(enum mpiio_op op) {
+    return op == MPIIO_READ || op == MPIIO_WRITE || op == MPIIO_READ_AT || op == MPIIO_WRITE_AT ||
+           op == MPIIO_READ_SHARED || op == MPIIO_WRITE_SHARED;
 }
 
 int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Request *request) {
@@ -61,11 +54,14 @@ int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Reques
     if (!request)
         return mpiio_fail(f, a->fname, MPI_ERR_REQUEST, "NULL request argument");
     *request = MPI_REQUEST_NULL;
+    if (background_form(a->op) && native_view(f->pf)) {
+        pario_request *access = NULL;
+        rc = mpiio_check(f, a->fname, start_access(f->pf, a, &access));
+        return rc == MPI_SUCCESS ? mpiio_request_start(f, a->fname, access, request) : rc;
+    }
     MPI_Count bytes = 0;
     rc = mpiio_transfer(f, a, &bytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return completed_request(f, a->fname, bytes, request);
+    return rc == MPI_SUCCESS ? mpiio_request_done(f, a->fname, bytes, request) : rc;
 }
 
 int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,

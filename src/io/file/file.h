@@ -22,6 +22,8 @@ typedef struct io_scratch {
 int io_scratch_reserve(char **buf, int64_t *cap, int64_t len);
 void io_scratch_free(io_scratch *s);
 
+typedef struct io_async io_async;
+
 struct pario_file {
     MPI_Comm comm;      /* private duplicate, MPI_ERRORS_RETURN */
     int rank, nranks;
@@ -37,6 +39,7 @@ struct pario_file {
     io_scratch scratch; /* buffers reused by data access on this file */
     MPI_Win shared_win; /* the shared file pointer: one int64 on rank 0 */
     void *shared_mem;   /* its memory when MPI could not allocate the window itself */
+    struct io_async *async; /* background thread of nonblocking access (io/async) */
 };
 
 /* Shared file pointer window: created by open, freed by close (collective). */

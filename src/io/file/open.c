@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
+#include "io/async/async.h"
 #include "io/file/file.h"
 
 /* Every access mode bit pario knows. */
@@ -168,6 +169,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     pario_file *fh = pfh ? *pfh : NULL;
     if (!fh)
         return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
+    io_async_stop(fh); /* pending nonblocking accesses finish first */
     io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, rc, err);

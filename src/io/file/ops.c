@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "common/error.h"
+#include "io/async/async.h"
 #include "io/file/file.h"
 
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
     int rc = PARIO_OK;
+    io_async_drain(fh); /* what was started before is made durable too */
     if (!(fh->amode & MPI_MODE_RDONLY))
         rc = fh->io.drv->sync(&fh->io, err);
     return io_file_result(fh, io_agree(fh->comm, rc, err));
@@ -22,6 +24,7 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
 static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op) {
     pario_error *err = &fh->last;
     int rc = PARIO_OK;
+    io_async_drain(fh);
     if (size < 0)
         rc = pario_fail(err, PARIO_ERR_ARG, "%s %s: negative size %lld", op, fh->path,
                         (long long)size);
@@ -89,6 +92,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
                         const char *datarep, MPI_Info info) {
     pario_error *err = &fh->last;
     int rc = PARIO_OK;
+    io_async_drain(fh); /* pending requests run on the view being replaced */
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         if (!(fh->amode & MPI_MODE_SEQUENTIAL))
             rc = pario_fail(err, PARIO_ERR_ARG,

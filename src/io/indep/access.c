@@ -239,6 +239,13 @@ int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count
     if (rc != PARIO_OK)
         return pario_fail(&fh->last, rc, "%s %s: cannot decode the memory datatype",
                           write ? "write" : "read", fh->path);
+    return io_access_flat(fh, write, pos, buf, count, mt, moved);
+}
+
+int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
+                   const flat_type *mt, int64_t *moved) {
+    int rc = PARIO_OK;
+    *moved = 0;
     int64_t total = (int64_t)count * mt->size;
     if (total == 0)
         return PARIO_OK;

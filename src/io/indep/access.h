@@ -17,5 +17,9 @@ typedef struct io_piece {
  * of file). Failures are recorded in fh->last. */
 int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
               MPI_Datatype type, int64_t *moved);
+/* The same with the memory datatype already decoded. Makes no MPI call, so
+ * it may run in a thread of its own (nonblocking access). */
+int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
+                   const flat_type *mt, int64_t *moved);
 
 #endif

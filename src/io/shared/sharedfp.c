@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
+#include "io/async/async.h"
 #include "io/indep/rw.h"
 
 /* The counter's window, locked for passive access (a window that exists is
@@ -91,19 +92,45 @@ static int64_t etypes_of(const pario_file *fh, MPI_Count count, MPI_Datatype typ
     return (int64_t)(count * size) / fh->view.etype_size;
 }
 
-static int shared_independent(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
-                              MPI_Datatype type, MPI_Count *bytes) {
+/* Check the call and take its place: advance the shared pointer by the
+ * amount requested; c->offset gets where the access starts. */
+static int shared_claim(pario_file *fh, rw_call *c, MPI_Count count, MPI_Datatype type) {
     int64_t at = 0;
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK)
         rc = shared_fetch_add(fh, etypes_of(fh, count, type), &at);
+    c->offset = at;
+    return io_file_result(fh, rc);
+}
+
+static int shared_independent(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
+                              MPI_Datatype type, MPI_Count *bytes) {
+    int rc = shared_claim(fh, c, count, type);
     if (rc != PARIO_OK) {
         if (bytes)
             *bytes = 0;
-        return io_file_result(fh, rc);
+        return rc;
     }
-    c->offset = at;
     return io_rw_independent(fh, c, buf, count, type, bytes);
+}
+
+static int shared_start(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
+                        MPI_Datatype type, pario_request **req) {
+    *req = NULL;
+    int rc = shared_claim(fh, c, count, type);
+    return rc == PARIO_OK ? io_rw_start(fh, c, buf, count, type, req) : rc;
+}
+
+int pario_file_iread_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
+                            pario_request **req) {
+    rw_call c = {"iread_shared", 0, 1, 1, 0};
+    return shared_start(fh, &c, buf, count, type, req);
+}
+
+int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count,
+                             MPI_Datatype type, pario_request **req) {
+    rw_call c = {"iwrite_shared", 1, 1, 1, 0};
+    return shared_start(fh, &c, (void *)buf, count, type, req);
 }
 
 /* Rank r accesses after ranks 0..r-1: a prefix sum of the amounts, and one
