@@ -96,6 +96,32 @@ static void test_ordered_and_seek(void) {
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 
+/* A bad argument on one rank of an ordered call fails it on every rank,
+ * with nothing written and the shared pointer where it was. */
+static void test_ordered_bad_arguments(void) {
+    const char *path = ptest_path("shared-ordered-bad");
+    pario_file *fh = open_rw(path, 0);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), PARIO_OK);
+    int vals[4] = {7, 7, 7, 7};
+    MPI_Count bytes = -1;
+    int last = nranks - 1;
+    int rc = pario_file_write_ordered(fh, vals, rank == last ? -1 : 2, MPI_INT, &bytes);
+    PT_EQ(rc, PARIO_ERR_COUNT_ARG);
+    PT_EQ(bytes, 0);
+    if (rank != last) /* the others hear why, naming the file */
+        PT_CHECK(strstr(pario_file_last_error(fh)->msg, path) != NULL);
+    /* 6 bytes are not whole 4-byte etypes */
+    rc = pario_file_write_ordered(fh, vals, rank == 0 ? 6 : 8, MPI_BYTE, &bytes);
+    PT_EQ(rc, PARIO_ERR_TYPE);
+    MPI_Offset pos = -1, size = -1;
+    PT_EQ(pario_file_get_position_shared(fh, &pos), PARIO_OK);
+    PT_EQ(pos, 0);
+    PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
+    PT_EQ(size, 0);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -103,5 +129,6 @@ int main(int argc, char **argv) {
     ptest_init();
     test_shared_independent();
     test_ordered_and_seek();
+    test_ordered_bad_arguments();
     return ptest_finish();
 }
