@@ -120,7 +120,27 @@ def bench_markdown(doc, columns=None):
                 nbytes = next(r["bytes"] for r in recs if r)
                 out.append(f"| {v} | {nbytes / 2**20:.3g} | " +
                            " | ".join(fmt_cell(r) for r in recs) + " |")
+    out += peak_rss_table(doc, backends, variants)
     return "\n".join(out) + "\n"
+
+
+def peak_rss_table(doc, backends, variants):
+    """Peak resident memory of the largest rank per variant and back end (the
+    largest over its operations, modes and repetitions); empty without data."""
+    peak = {}
+    for r in doc["results"]:
+        if r.get("peak_rss_mib") is not None:
+            key = (r["backend"], r["variant"])
+            peak[key] = max(peak.get(key, 0.0), r["peak_rss_mib"])
+    rows = [v for v in variants if any((b, v) in peak for b in backends)]
+    if not rows:
+        return []
+    out = ["", "### peak resident memory, MiB (largest rank)", "",
+           "| variant | " + " | ".join(backends) + " |", "|---|" + "---:|" * len(backends)]
+    for v in rows:
+        cells = [f"{peak[(b, v)]:.1f}" if (b, v) in peak else "—" for b in backends]
+        out.append(f"| {v} | " + " | ".join(cells) + " |")
+    return out
 
 
 def bench_plot(doc, png_path):
