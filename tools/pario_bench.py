@@ -40,6 +40,7 @@ class Scenario:
     summary: str
     size_help: str
     quick_size: str
+    default_ranks: int = IO_DEFAULT_RANKS
 
 
 SCENARIOS = {
@@ -57,6 +58,11 @@ SCENARIOS = {
     "hpcx": Scenario("io_hpcx",
                      "file per task, one shared file, all read the same file (seed 001)",
                      "bytes per rank (default 16m)", "1m"),
+    "overlap": Scenario("io_overlap",
+                        "independent I/O then computation (blocking) or started, computed "
+                        "over, then waited for (nonblocking): does the I/O progress while "
+                        "the program computes",
+                        "bytes per rank (default 64m)", "4m", default_ranks=2),
 }
 
 
@@ -333,7 +339,7 @@ def add_arguments(p):
     p.add_argument("scenario", choices=list(scenarios),
                    help="; ".join(f"{k}: {v}" for k, v in scenarios.items()))
     p.add_argument("--ranks", "-n",
-                   help=f"MPI processes (I/O scenarios: default {IO_DEFAULT_RANKS}; am, put: "
+                   help=f"MPI processes (I/O scenarios: default {IO_DEFAULT_RANKS}, overlap 2; am, put: "
                    "2 only; bcast: a comma-separated list, default 2,4,8)")
     p.add_argument("--reps", type=int,
                    help=f"repetitions per back end (I/O, default {IO_DEFAULT_REPS}); runs per "
@@ -344,7 +350,8 @@ def add_arguments(p):
                    "local,mpi; am and put always measure both in one run)")
     p.add_argument("--size", help="problem size; coll3d: " + SCENARIOS["coll3d"].size_help +
                    "; ior: " + SCENARIOS["ior"].size_help + "; noncontig: " +
-                   SCENARIOS["noncontig"].size_help + "; hpcx: " + SCENARIOS["hpcx"].size_help)
+                   SCENARIOS["noncontig"].size_help + "; hpcx: " + SCENARIOS["hpcx"].size_help +
+                   "; overlap: " + SCENARIOS["overlap"].size_help)
     p.add_argument("--quick", action="store_true", help="tiny sizes for a demonstration")
     p.add_argument("--backends", default=",".join(pario_env.ALL_BACKENDS),
                    help="comma-separated, from " + ",".join(pario_env.ALL_BACKENDS) +
@@ -409,7 +416,7 @@ def gas_main(args, argv):
 def io_ranks(args):
     """--ranks as one number for the I/O scenarios, or None when it is not one."""
     if args.ranks is None:
-        return IO_DEFAULT_RANKS
+        return SCENARIOS[args.scenario].default_ranks
     try:
         return int(args.ranks)
     except ValueError:
