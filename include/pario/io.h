@@ -56,8 +56,9 @@ int pario_file_get_atomicity(const pario_file *fh, int *flag);
 
 /* ---- views ------------------------------------------------------------------ */
 
-/* Collective. datarep "native" (and "internal", same layout) is supported;
- * others give PARIO_ERR_UNSUPPORTED_DATAREP. Resets the individual file pointer
+/* Collective. datarep: "native", "internal" (the same layout), "external32" or
+ * a name registered with pario_register_datarep (see "data representations"
+ * below); others give PARIO_ERR_UNSUPPORTED_DATAREP. Resets the individual file pointer
  * to 0. The filetype must be built from the etype (its size a multiple of the
  * etype's size) and have non-negative, monotonically non-decreasing offsets. */
 int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
@@ -144,6 +145,40 @@ int pario_request_wait(pario_request *req, MPI_Count *bytes, pario_error *err);
 /* Gives the request up without waiting: the access still runs (close waits
  * for it), its outcome is not reported. */
 void pario_request_free(pario_request *req);
+
+/* ---- data representations ------------------------------------------------------
+ * set_view accepts "native" (and "internal", the same layout), "external32"
+ * (big-endian IEEE, MPI 3.1 section 13.5.2) and every name registered with
+ * pario_register_datarep. pario keeps a view's file layout: every predefined
+ * type used through a non-native view must have the same size in the file as
+ * in memory, else PARIO_ERR_UNSUPPORTED_DATAREP (external32: MPI_LONG,
+ * MPI_UNSIGNED_LONG, MPI_WCHAR, MPI_LONG_DOUBLE and the pair types are
+ * refused). MPI_BYTE and MPI_PACKED data is never converted. */
+
+/* Converts count items of the typemap of datatype (tiled over userbuf),
+ * starting at typemap item `position`, between userbuf and the packed filebuf
+ * (same contract as MPI_Datarep_conversion_function). Returns MPI_SUCCESS or
+ * an error code, which fails the access with PARIO_ERR_CONVERSION. */
+typedef int pario_datarep_conversion_fn(void *userbuf, MPI_Datatype datatype, int count,
+                                        void *filebuf, MPI_Offset position, void *extra_state);
+/* The size in the file of the predefined datatype (MPI_Datarep_extent_function). */
+typedef int pario_datarep_extent_fn(MPI_Datatype datatype, MPI_Aint *file_extent,
+                                    void *extra_state);
+
+/* Not collective. Registers a representation for the rest of the process;
+ * read_fn/write_fn may be NULL (no conversion in that direction), extent_fn
+ * may not. PARIO_ERR_DUP_DATAREP when the name is taken (the predefined ones
+ * included), PARIO_ERR_ARG for a NULL, empty or too long name or a NULL
+ * extent_fn, PARIO_ERR_NO_MEM when the registry is full. Thread safe. */
+int pario_register_datarep(const char *name, pario_datarep_conversion_fn *read_fn,
+                           pario_datarep_conversion_fn *write_fn,
+                           pario_datarep_extent_fn *extent_fn, void *extra_state,
+                           pario_error *err);
+/* The extent of type in files of representation `datarep`: a predefined type's
+ * size there, a derived type's native extent when all its types keep their
+ * size (else PARIO_ERR_UNSUPPORTED_DATAREP). */
+int pario_datarep_type_extent(const char *datarep, MPI_Datatype type, MPI_Aint *extent,
+                              pario_error *err);
 
 #ifdef __cplusplus
 }

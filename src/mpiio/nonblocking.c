@@ -4,21 +4,10 @@
  * call (errors come back from the call itself), then the bytes move in the
  * file's background thread (io/async) while the program computes; the
  * MPI_Request completes inside MPI's progress once they have moved
- * (grequest.c). Collective forms, and accesses through a view whose data
- * representation converts the data, run to completion in the call and
- * return a request that is already complete. */
+ * (grequest.c); accesses through a view that converts the data run in the
+ * call (io/async). Collective forms run to completion in the call and return
+ * a request that is already complete. */
 #include "mpiio/mpiio.h"
-
-#include <string.h>
-
-/* The data needs no conversion between memory and file. */
-static int native_view(pario_file *pf) {
-    char rep[MPI_MAX_DATAREP_STRING] = "";
-    MPI_Offset disp;
-    MPI_Datatype etype, filetype;
-    pario_file_get_view(pf, &disp, &etype, &filetype, rep);
-    return strcmp(rep, "native") == 0 || strcmp(rep, "internal") == 0;
-}
 
 /* Starts an independent access in the background; PARIO_ERR_INTERN for a
  * form that has no background version. */
@@ -54,7 +43,7 @@ int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Reques
     if (!request)
         return mpiio_fail(f, a->fname, MPI_ERR_REQUEST, "NULL request argument");
     *request = MPI_REQUEST_NULL;
-    if (background_form(a->op) && native_view(f->pf)) {
+    if (background_form(a->op)) {
         pario_request *access = NULL;
         rc = mpiio_check(f, a->fname, start_access(f->pf, a, &access));
         return rc == MPI_SUCCESS ? mpiio_request_start(f, a->fname, access, request) : rc;

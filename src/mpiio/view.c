@@ -109,6 +109,22 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) 
 }
 MPIIO_ALIAS(MPI_File_get_byte_offset);
 
+/* The extent of type under the data representation of f's view. */
+static int file_extent_in_view(struct mpiio_file *f, const char *fname, MPI_Datatype type,
+                               MPI_Aint *extent) {
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype;
+    char datarep[MPI_MAX_DATAREP_STRING];
+    int rc = pario_file_get_view(f->pf, &disp, &etype, &filetype, datarep);
+    if (rc != PARIO_OK)
+        return mpiio_fail_pario(f, fname, rc);
+    pario_error err;
+    rc = pario_datarep_type_extent(datarep, type, extent, &err);
+    if (rc != PARIO_OK)
+        return mpiio_fail(f, fname, mpiio_error_class(rc), "%s", err.msg);
+    return MPI_SUCCESS;
+}
+
 /* The file extent of type, for both the int and the MPI_Count forms. */
 int mpiio_type_extent(MPI_File fh, const char *fname, MPI_Datatype type, MPI_Aint *extent) {
     struct mpiio_file *f;
@@ -117,7 +133,7 @@ int mpiio_type_extent(MPI_File fh, const char *fname, MPI_Datatype type, MPI_Ain
         return rc;
     if (!extent)
         return mpiio_fail(f, fname, MPI_ERR_ARG, "NULL extent argument");
-    return mpiio_check(f, fname, pario_file_get_type_extent(f->pf, type, extent));
+    return file_extent_in_view(f, fname, type, extent);
 }
 
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {

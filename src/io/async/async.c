@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "common/error.h"
+#include "io/datarep/convert.h"
 #include "io/indep/access.h"
 
 struct pario_request {
@@ -138,10 +139,33 @@ static pario_request *request_new(pario_file *fh, const rw_call *c, void *buf, M
     return r;
 }
 
+/* A converting view: the conversion may run the program's own functions,
+ * which may call MPI, so the access runs in the call; the request is born
+ * finished. */
+static int run_in_call(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
+                       MPI_Datatype type, pario_request **req) {
+    pario_request *r = calloc(1, sizeof *r);
+    if (!r)
+        return io_file_result(fh, pario_fail(&fh->last, PARIO_ERR_NO_MEM,
+                                             "%s %s: no memory for a request", c->op, fh->path));
+    MPI_Count bytes = 0;
+    int rc = io_rw_independent(fh, c, buf, count, type, &bytes);
+    if (rc != PARIO_OK) {
+        free(r);
+        return rc;
+    }
+    r->moved = bytes;
+    atomic_store(&r->done, 1);
+    *req = r;
+    return PARIO_OK;
+}
+
 int io_rw_start(pario_file *fh, const rw_call *c, void *buf, MPI_Count count, MPI_Datatype type,
                 pario_request **req) {
     const flat_type *mt = NULL;
     *req = NULL;
+    if (io_datarep_applies(fh, type))
+        return run_in_call(fh, c, buf, count, type, req);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) != PARIO_OK)

@@ -9,7 +9,8 @@
  * thread's own scratch buffers and error record, so blocking calls on the
  * same file may run meanwhile. Calls that change what a snapshot points to
  * (set_view, set_size, preallocate, sync, close) first wait for the file's
- * requests. */
+ * requests. Accesses through a view that converts the data (io/datarep) run
+ * inside the starting call instead. */
 #ifndef PARIO_IO_ASYNC_H
 #define PARIO_IO_ASYNC_H
 

@@ -178,9 +178,6 @@ int pario_file_get_byte_offset(pario_file *fh, MPI_Offset offset, MPI_Offset *di
 }
 
 int pario_file_get_type_extent(const pario_file *fh, MPI_Datatype type, MPI_Aint *extent) {
-    (void)fh; /* "native": the extent in the file is the extent in memory */
-    MPI_Aint lb = 0;
-    if (type == MPI_DATATYPE_NULL || MPI_Type_get_extent(type, &lb, extent) != MPI_SUCCESS)
-        return PARIO_ERR_TYPE;
-    return PARIO_OK;
+    pario_error e; /* a const file keeps its last error: the code says it all */
+    return view_type_extent(&fh->view, type, extent, &e);
 }

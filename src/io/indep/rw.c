@@ -3,6 +3,7 @@
  * fails on every rank without moving data, and agree on the outcome. */
 #include "common/error.h"
 #include "io/coll/coll.h"
+#include "io/datarep/convert.h"
 #include "io/indep/access.h"
 #include "io/indep/rw.h"
 
@@ -67,6 +68,8 @@ static void rw_advance(pario_file *fh, const rw_call *c, int64_t moved) {
 
 int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *bytes) {
+    if (io_datarep_applies(fh, type)) /* non-native view: convert, then come back as bytes */
+        return io_datarep_rw_independent(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
@@ -80,6 +83,8 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
 
 int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
                      MPI_Datatype type, MPI_Count *bytes) {
+    if (io_datarep_applies(fh, type)) /* non-native view: convert, then come back as bytes */
+        return io_datarep_rw_collective(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);

@@ -38,8 +38,16 @@ static void drop_type(MPI_Datatype *t) {
     *t = MPI_DATATYPE_NULL;
 }
 
-static bool datarep_supported(const char *rep) {
-    return !strcmp(rep, "native") || !strcmp(rep, "internal");
+/* The representation called datarep, which must be able to hold every type
+ * of the etype and the filetype at its native size (see io/datarep). */
+static int view_datarep(const char *datarep, MPI_Datatype etype, MPI_Datatype filetype,
+                        const char *path, const io_datarep **rep, pario_error *err) {
+    int rc = io_datarep_find(datarep, rep, "set_view", path, err);
+    if (rc == PARIO_OK)
+        rc = io_datarep_check_type(*rep, etype, "set_view", "the etype", path, err);
+    if (rc == PARIO_OK)
+        rc = io_datarep_check_type(*rep, filetype, "set_view", "the filetype", path, err);
+    return rc;
 }
 
 /* The filetype's layout as a view: validated against the etype. */
@@ -76,16 +84,14 @@ int view_set(io_view *v, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
     if ((rc = io_check_type(comm, etype, "set_view", "etype", path, err)) != PARIO_OK ||
         (rc = io_check_type(comm, filetype, "set_view", "filetype", path, err)) != PARIO_OK)
         return rc;
-    if (!datarep || !datarep_supported(datarep))
-        return pario_fail(err, PARIO_ERR_UNSUPPORTED_DATAREP,
-                          "set_view %s: data representation \"%s\" is not supported (native, "
-                          "internal)",
-                          path, datarep ? datarep : "(null)");
+    const io_datarep *rep = NULL;
+    if ((rc = view_datarep(datarep, etype, filetype, path, &rep, err)) != PARIO_OK)
+        return rc;
     int esize = 0;
     MPI_Type_size(etype, &esize);
     if (esize <= 0)
         return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: etype has no data", path);
-    io_view nv = {.disp = disp, .etype_size = esize};
+    io_view nv = {.disp = disp, .etype_size = esize, .rep = rep};
     snprintf(nv.datarep, sizeof nv.datarep, "%s", datarep);
     if ((rc = keep_type(etype, &nv.etype)) != PARIO_OK)
         return pario_fail(err, rc, "set_view %s: cannot keep the etype", path);
@@ -119,6 +125,10 @@ void view_free(io_view *v) {
     drop_type(&v->filetype);
     drop_type(&v->etype);
     v->flat = NULL;
+}
+
+int view_type_extent(const io_view *v, MPI_Datatype type, MPI_Aint *extent, pario_error *err) {
+    return io_datarep_type_extent(v->rep, type, extent, err);
 }
 
 int view_iter_init(const io_view *v, flat_iter *it, int64_t pos) {

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include "io/datarep/datarep.h"
 #include "io/flat/flat.h"
 #include "pario/pario.h"
 
@@ -18,6 +19,7 @@ typedef struct io_view {
     bool linear;                  /* data stream maps to [disp + base, ...) without gaps */
     int64_t linear_base;          /* byte of stream position 0 relative to disp, when linear */
     char datarep[MPI_MAX_DATAREP_STRING];
+    const io_datarep *rep;        /* NULL for "native" and "internal" */
 } io_view;
 
 /* PARIO_OK when t is a datatype pario can use: not null and committed.
@@ -32,6 +34,9 @@ int view_init_default(io_view *v, MPI_Comm comm, const char *path, pario_error *
 int view_set(io_view *v, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
              MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err);
 void view_free(io_view *v);
+/* The extent of type in the file under the view's data representation
+ * (MPI_File_get_type_extent). */
+int view_type_extent(const io_view *v, MPI_Datatype type, MPI_Aint *extent, pario_error *err);
 
 /* Start a file-extent iterator at data-stream byte `pos`. */
 int view_iter_init(const io_view *v, flat_iter *it, int64_t pos);

@@ -1,0 +1,18 @@
+/* MPI_Register_datarep: user data representations, kept in pario's
+ * process-wide registry (io/datarep/registry.c, guarded by its own mutex).
+ * Failures are reported through the error handler of MPI_FILE_NULL, as for
+ * other I/O calls made without a file. */
+#include "mpiio/mpiio.h"
+
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
+    static const char fname[] = "MPI_Register_datarep";
+    pario_error err;
+    int rc = pario_register_datarep(datarep, read_conversion_fn, write_conversion_fn,
+                                    dtype_file_extent_fn, extra_state, &err);
+    if (rc == PARIO_OK)
+        return MPI_SUCCESS;
+    return mpiio_fail(NULL, fname, mpiio_error_class(rc), "%s", err.msg);
+}
+MPIIO_ALIAS(MPI_Register_datarep);
