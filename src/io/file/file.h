@@ -8,14 +8,21 @@
 #include "io/view/view.h"
 #include "pario/io.h"
 
+/* `count` file blocks of `len` bytes, `stride` apart from `off`, whose data
+ * sits back to back from byte `at` of the chunk being transferred. */
+typedef struct io_run {
+    int64_t off, len, stride, count;
+    int64_t at;
+} io_run;
+
 /* Buffers kept between calls so data access does not allocate each time. */
 typedef struct io_scratch {
-    char *stage;        /* packed user data (noncontiguous memory) */
+    char *stage; /* packed user data (noncontiguous memory) */
     int64_t stage_len;
-    char *window;       /* data sieving window */
+    char *window; /* data sieving window */
     int64_t window_len;
-    struct io_piece *pieces; /* file extents of one window */
-    int64_t pieces_len;
+    struct io_run *runs; /* runs of file blocks of one window */
+    int64_t runs_len;
 } io_scratch;
 
 /* Grow a scratch buffer to at least len bytes; PARIO_ERR_NO_MEM on failure. */
@@ -25,20 +32,20 @@ void io_scratch_free(io_scratch *s);
 typedef struct io_async io_async;
 
 struct pario_file {
-    MPI_Comm comm;      /* private duplicate, MPI_ERRORS_RETURN */
+    MPI_Comm comm; /* private duplicate, MPI_ERRORS_RETURN */
     int rank, nranks;
-    int nnodes;         /* shared-memory nodes spanned by comm */
+    int nnodes; /* shared-memory nodes spanned by comm */
     char *path;
     int amode;
     io_handle io;
     io_hints hints;
     io_view view;
-    MPI_Offset fp;      /* individual file pointer, in etypes of the view */
-    int atomic;         /* atomic mode (set_atomicity) */
-    pario_error last;   /* last failure on this file */
-    io_scratch scratch; /* buffers reused by data access on this file */
-    MPI_Win shared_win; /* the shared file pointer: one int64 on rank 0 */
-    void *shared_mem;   /* its memory when MPI could not allocate the window itself */
+    MPI_Offset fp;          /* individual file pointer, in etypes of the view */
+    int atomic;             /* atomic mode (set_atomicity) */
+    pario_error last;       /* last failure on this file */
+    io_scratch scratch;     /* buffers reused by data access on this file */
+    MPI_Win shared_win;     /* the shared file pointer: one int64 on rank 0 */
+    void *shared_mem;       /* its memory when MPI could not allocate the window itself */
     struct io_async *async; /* background thread of nonblocking access (io/async) */
 };
 
@@ -60,8 +67,8 @@ int io_agree(MPI_Comm comm, int rc, pario_error *err);
 
 /* Collective: PARIO_OK when every rank passed the same n values (n <= 4),
  * else PARIO_ERR_NOT_SAME with "<call> <path>: ranks passed different <what>". */
-int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call,
-                  const char *what, const char *path, pario_error *err);
+int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call, const char *what,
+                  const char *path, pario_error *err);
 
 /* Record a failure in fh->last and return its code (PARIO_OK clears it). */
 int io_file_result(pario_file *fh, int rc);

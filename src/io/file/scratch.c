@@ -15,6 +15,6 @@ int io_scratch_reserve(char **buf, int64_t *cap, int64_t len) {
 void io_scratch_free(io_scratch *s) {
     free(s->stage);
     free(s->window);
-    free(s->pieces);
+    free(s->runs);
     *s = (io_scratch){0};
 }

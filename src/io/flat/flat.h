@@ -121,11 +121,24 @@ typedef struct flat_iter {
     int64_t count;            /* instances to walk */
     int64_t instance;         /* current instance */
     int64_t blk_off, blk_len; /* rest of the current block, not yet returned */
-    int depth;                /* frames in use */
-    flat_iter_frame *stack;   /* heap frames when type->depth > FLAT_ITER_INLINE_FRAMES */
+    /* The leaf node the current block belongs to is taken over whole: its
+     * repetitions after the current block live here, not in the frames. */
+    int64_t run_next;       /* address of the next repetition */
+    int64_t run_left;       /* repetitions still to come after the current block */
+    int64_t run_len;        /* bytes per repetition */
+    int64_t run_stride;     /* bytes between repetitions */
+    int depth;              /* frames in use */
+    flat_iter_frame *stack; /* heap frames when type->depth > FLAT_ITER_INLINE_FRAMES */
     flat_iter_frame frames[FLAT_ITER_INLINE_FRAMES];
     bool done;
 } flat_iter;
+
+/* A strided run of blocks: `count` blocks of `len` bytes, the first at `off`,
+ * each `stride` bytes after the previous one (stride may be anything when
+ * count is 1). */
+typedef struct flat_run {
+    int64_t off, len, stride, count;
+} flat_run;
 
 /* Start at data byte `skip` (0 = beginning) of the stream of `count`
  * instances; seeking costs O(depth) (a binary search per level), not
@@ -138,6 +151,18 @@ int flat_iter_init(flat_iter *it, const flat_type *t, int64_t base, int64_t coun
  * (a longer block is returned in pieces); pass INT64_MAX (or any max <= 0)
  * for no limit. Never allocates. */
 bool flat_iter_next(flat_iter *it, int64_t max, int64_t *off, int64_t *len);
+
+/* Run-wise walking, for consumers that handle many tiny blocks: the run
+ * starting at the current position without consuming it; false when the
+ * stream is exhausted. The run is the rest of one leaf node's repetitions
+ * (within one repetition of its enclosing nodes); a partly consumed block is
+ * a run of its own (count 1). Runs are not merged with adjacent blocks the
+ * way flat_iter_next merges extents; both kinds of call may be mixed. */
+bool flat_iter_run(flat_iter *it, flat_run *run);
+/* Consume the first n bytes of the run flat_iter_run returned (0 < n <=
+ * run.count * run.len): whole blocks and possibly a part of the next one,
+ * in O(1). */
+void flat_iter_consume(flat_iter *it, int64_t n);
 void flat_iter_free(flat_iter *it);
 
 #endif

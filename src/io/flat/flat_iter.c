@@ -1,7 +1,10 @@
 /* Walking the bytes of `count` instances of a flat_type as (offset, len)
  * extents. The iterator keeps one frame per nesting level (type, origin,
- * node, repetition) and the rest of the current leaf block; every step costs
- * O(1) amortized, a seek O(depth log nnodes). */
+ * node, repetition), the rest of the current leaf block and the remaining
+ * repetitions of that block's leaf node (the run state: stepping to the next
+ * repetition of a leaf is a few additions, and a run of them can be handed
+ * out or skipped at once); every step costs O(1) amortized, a seek
+ * O(depth log nnodes). */
 #include "io/flat/flat.h"
 
 #include <stdlib.h>
@@ -21,8 +24,66 @@ static inline void frame_step(flat_iter_frame *f) {
     }
 }
 
+/* When a type is one leaf node whose repetitions continue evenly into the
+ * next instance (a single block per instance, or count * stride == extent,
+ * as with a resized block tiling a file), the run goes on across the
+ * following instances, at most this many blocks at once (bounds the run
+ * length, so that counting the blocks of an endless tiling cannot overflow). */
+#define FLAT_ITER_RUN_MAX_BLOCKS ((int64_t)1 << 30)
+
+/* Extend the run state of a single-leaf type over the instances after the
+ * current one; the instance counter skips the instances taken. */
+static void run_over_instances(flat_iter *it, const flat_node *n) {
+    const flat_type *t = it->type;
+    int64_t span = 0;
+    if (t->nnodes != 1 ||
+        (n->count > 1 && (__builtin_mul_overflow(n->count, n->stride, &span) || span != t->extent)))
+        return;
+    int64_t more = it->count - it->instance - 1;
+    int64_t room = (FLAT_ITER_RUN_MAX_BLOCKS - it->run_left) / n->count;
+    if (more > room)
+        more = room;
+    if (more <= 0)
+        return;
+    if (n->count == 1) {
+        it->run_stride = t->extent;
+        it->run_next = it->blk_off + t->extent;
+    }
+    it->run_left += more * n->count;
+    it->instance += more;
+}
+
+/* Make repetition `rep` of leaf node n (at address `at`) the current block
+ * and hand the node's later repetitions to the run state; the frame moves on
+ * to the next node. */
+static inline void take_leaf(flat_iter *it, flat_iter_frame *f, const flat_node *n, int64_t rep,
+                             int64_t at) {
+    it->blk_off = at;
+    it->blk_len = n->len;
+    it->run_next = at + n->stride;
+    it->run_left = n->count - rep - 1;
+    it->run_len = n->len;
+    it->run_stride = n->stride;
+    f->node++;
+    f->rep = 0;
+    if (it->depth == 1)
+        run_over_instances(it, n);
+}
+
+/* The next repetition of the current leaf node becomes the current block. */
+static inline void run_step(flat_iter *it) {
+    it->blk_off = it->run_next;
+    it->blk_len = it->run_len;
+    it->run_next += it->run_stride;
+    it->run_left--;
+}
+
 /* Load the next leaf block into blk_off/blk_len; false at the end. */
 static bool iter_advance(flat_iter *it) {
+    if (it->run_left > 0) {
+        run_step(it);
+        return true;
+    }
     flat_iter_frame *st = iter_frames(it);
     for (;;) {
         if (it->depth == 0) {
@@ -46,9 +107,7 @@ static bool iter_advance(flat_iter *it) {
             st[it->depth++] = (flat_iter_frame){n->child, at, 0, 0};
             continue;
         }
-        it->blk_off = at;
-        it->blk_len = n->len;
-        frame_step(f);
+        take_leaf(it, f, n, f->rep, at);
         return true;
     }
 }
@@ -84,9 +143,9 @@ static void iter_seek(flat_iter *it, int64_t pos) {
             st[it->depth++] = (flat_iter_frame){n->child, at, 0, 0};
             continue;
         }
-        it->blk_off = at + pos;
-        it->blk_len = n->len - pos;
-        frame_step(f);
+        take_leaf(it, f, n, f->rep, at);
+        it->blk_off += pos;
+        it->blk_len -= pos;
         return;
     }
 }
@@ -133,6 +192,34 @@ bool flat_iter_next(flat_iter *it, int64_t max, int64_t *off, int64_t *len) {
     return true;
 }
 
+bool flat_iter_run(flat_iter *it, flat_run *run) {
+    if (it->blk_len == 0 && !iter_advance(it))
+        return false;
+    run->off = it->blk_off;
+    run->len = it->blk_len;
+    run->stride = it->run_stride;
+    run->count = it->blk_len == it->run_len ? 1 + it->run_left : 1;
+    return true;
+}
+
+void flat_iter_consume(flat_iter *it, int64_t n) {
+    if (n < it->blk_len) {
+        it->blk_off += n;
+        it->blk_len -= n;
+        return;
+    }
+    n -= it->blk_len;
+    it->blk_len = 0;
+    int64_t whole = n / it->run_len, part = n % it->run_len;
+    it->run_next += whole * it->run_stride;
+    it->run_left -= whole;
+    if (part > 0) {
+        run_step(it);
+        it->blk_off += part;
+        it->blk_len -= part;
+    }
+}
+
 void flat_iter_free(flat_iter *it) {
     if (!it)
         return;
@@ -140,5 +227,6 @@ void flat_iter_free(flat_iter *it) {
     it->stack = NULL;
     it->depth = 0;
     it->blk_len = 0;
+    it->run_left = 0;
     it->done = true;
 }

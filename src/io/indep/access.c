@@ -2,45 +2,93 @@
 #include "io/indep/cursor.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
 
 /* Bytes of noncontiguous user memory packed per step: bounds the staging
  * buffer while keeping file requests large. */
 #define IO_PACK_CHUNK ((int64_t)4 << 20)
-/* Most file extents handled in one window (bounds the piece list). */
-#define IO_MAX_PIECES ((int64_t)1 << 16)
+/* Most runs of file blocks handled in one window (bounds the run list; a
+ * run of equally spaced blocks counts once however many blocks it holds).
+ * 16 Ki runs are 640 KiB: enough for windows of irregular blocks, and small
+ * enough that a file's scratch buffers together stay below glibc's heap trim
+ * threshold, so a fresh file's first access does not fault pages in again. */
+#define IO_MAX_RUNS ((int64_t)1 << 14)
 /* What one system call costs, in bytes of memory copy: the exchange rate the
  * automatic sieving decision uses to weigh extra bytes against extra calls. */
 #define IO_SYSCALL_BYTES ((int64_t)16 << 10)
 
-/* A window: pieces of file extents covering at most `win` bytes of file. */
+/* A window: runs of file blocks covering at most `win` bytes of file (the
+ * run list is the file's scratch run buffer). */
 typedef struct window {
-    io_piece *p;
-    int64_t n;
+    io_run *r;
+    int64_t nruns;
+    int64_t n; /* file blocks in all runs */
     int64_t start, end, data;
 } window;
 
-/* Gather the extents of the next at most `avail` stream bytes that fit in a
- * window of `win` bytes of file, stopping at end of file `eof` (reads). */
+/* How many whole blocks of run r, from its first, join window w without
+ * passing `avail` stream bytes, `win` bytes of file span or end of file
+ * `eof`. The first block of an empty window always fits the span. */
+static int64_t run_blocks_fitting(const window *w, const flat_run *r, int64_t avail, int64_t win,
+                                  int64_t eof) {
+    int64_t k = (avail - w->data) / r->len;
+    if (k > r->count)
+        k = r->count;
+    int64_t start = w->nruns == 0 ? r->off : w->start;
+    int64_t span_room = win - (r->off + r->len - start); /* for blocks after the first */
+    int64_t eof_room = eof - r->off - r->len;
+    if (span_room < 0 && w->nruns > 0)
+        return 0;
+    if (eof_room < 0)
+        return 0;
+    if (k > 1) {
+        int64_t by_span = span_room < 0 ? 1 : span_room / r->stride + 1;
+        int64_t by_eof = eof_room / r->stride + 1;
+        k = k < by_span ? k : by_span;
+        k = k < by_eof ? k : by_eof;
+    }
+    return k;
+}
+
+/* Append k blocks of run r (k <= r->count, each whole, or one block of
+ * len bytes when k is 1) to the window. */
+static void window_add(window *w, const flat_run *r, int64_t k, int64_t len, int64_t at) {
+    if (w->nruns == 0)
+        w->start = r->off;
+    w->r[w->nruns++] =
+        (io_run){.off = r->off, .len = len, .stride = r->stride, .count = k, .at = at + w->data};
+    w->n += k;
+    w->data += k * len;
+    w->end = r->off + (k - 1) * r->stride + len;
+}
+
+/* Gather the file blocks of the next at most `avail` stream bytes that fit
+ * in a window of `win` bytes of file, stopping at end of file `eof` (reads).
+ * Whole runs of blocks are added at once; a block cut by avail or eof, or
+ * one past the span, is handled alone. */
 static void window_fill(window *w, io_file_cursor *c, int64_t avail, int64_t win, int64_t eof,
-                        int64_t at, int64_t max_pieces) {
-    w->n = w->data = 0;
-    int64_t off, len;
-    while (w->data < avail && w->n < max_pieces && io_file_peek(c, avail - w->data, &off, &len)) {
-        if (off >= eof)
+                        int64_t at, int64_t max_runs) {
+    w->nruns = w->n = w->data = 0;
+    flat_run r;
+    while (w->data < avail && w->nruns < max_runs && io_file_peek_run(c, avail - w->data, &r)) {
+        if (r.off >= eof)
             break;
-        if (off + len > eof)
-            len = eof - off;
-        if (w->n == 0)
-            w->start = off;
-        else if (off + len - w->start > win)
+        int64_t k = run_blocks_fitting(w, &r, avail, win, eof);
+        if (k > 0) {
+            window_add(w, &r, k, r.len, at);
+            io_file_take_run(c, k * r.len);
+            continue;
+        }
+        int64_t len = r.len < avail - w->data ? r.len : avail - w->data;
+        if (r.off + len > eof)
+            len = eof - r.off;
+        if (w->nruns > 0 && r.off + len - w->start > win)
             break;
-        w->p[w->n++] = (io_piece){.off = off, .len = len, .at = at + w->data};
-        w->data += len;
-        w->end = off + len;
-        io_file_take(c, len);
-        if (off + len == eof)
+        window_add(w, &r, 1, len, at);
+        io_file_take_run(c, len);
+        if (r.off + len == eof)
             break;
     }
 }
@@ -88,17 +136,25 @@ static int sieve_write(xfer *x, const char *data) {
     int rc = sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
-    for (int64_t i = 0; i < w->n; i++)
-        memcpy(buf + (w->p[i].off - w->start), data + w->p[i].at, (size_t)w->p[i].len);
+    for (int64_t i = 0; i < w->nruns; i++) {
+        const io_run *r = &w->r[i];
+        io_copy_blocks(buf + (r->off - w->start), r->stride, data + r->at, r->len, r->len,
+                       r->count);
+    }
     return x->fh->io.drv->pwrite(&x->fh->io, buf, w->end - w->start, w->start, &x->fh->last);
 }
 
+/* One write call per file block. */
 static int list_write(xfer *x, const char *data) {
-    for (int64_t i = 0; i < x->w.n; i++) {
-        const io_piece *p = &x->w.p[i];
-        int rc = x->fh->io.drv->pwrite(&x->fh->io, data + p->at, p->len, p->off, &x->fh->last);
-        if (rc != PARIO_OK)
-            return rc;
+    pario_file *fh = x->fh;
+    for (int64_t i = 0; i < x->w.nruns; i++) {
+        const io_run *r = &x->w.r[i];
+        for (int64_t b = 0; b < r->count; b++) {
+            int64_t at = r->at + b * r->len, off = r->off + b * r->stride;
+            int rc = fh->io.drv->pwrite(&fh->io, data + at, r->len, off, &fh->last);
+            if (rc != PARIO_OK)
+                return rc;
+        }
     }
     return PARIO_OK;
 }
@@ -109,25 +165,32 @@ static int sieve_read(xfer *x, char *data) {
     int rc = sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
-    for (int64_t i = 0; i < w->n; i++)
-        memcpy(data + w->p[i].at, buf + (w->p[i].off - w->start), (size_t)w->p[i].len);
-    return PARIO_OK;
-}
-
-static int list_read(xfer *x, char *data) {
-    for (int64_t i = 0; i < x->w.n; i++) {
-        const io_piece *p = &x->w.p[i];
-        int64_t got = 0;
-        int rc = x->fh->io.drv->pread(&x->fh->io, data + p->at, p->len, p->off, &got, &x->fh->last);
-        if (rc != PARIO_OK)
-            return rc;
-        if (got < p->len) /* the file shrank meanwhile: what is missing reads as zeros */
-            memset(data + p->at + got, 0, (size_t)(p->len - got));
+    for (int64_t i = 0; i < w->nruns; i++) {
+        const io_run *r = &w->r[i];
+        io_copy_blocks(data + r->at, r->len, buf + (r->off - w->start), r->stride, r->len,
+                       r->count);
     }
     return PARIO_OK;
 }
 
-/* Write the window's pieces under the byte-range lock the write needs. */
+/* One read call per file block. */
+static int list_read(xfer *x, char *data) {
+    pario_file *fh = x->fh;
+    for (int64_t i = 0; i < x->w.nruns; i++) {
+        const io_run *r = &x->w.r[i];
+        for (int64_t b = 0; b < r->count; b++) {
+            int64_t at = r->at + b * r->len, off = r->off + b * r->stride, got = 0;
+            int rc = fh->io.drv->pread(&fh->io, data + at, r->len, off, &got, &fh->last);
+            if (rc != PARIO_OK)
+                return rc;
+            if (got < r->len) /* the file shrank meanwhile: what is missing reads as zeros */
+                memset(data + at + got, 0, (size_t)(r->len - got));
+        }
+    }
+    return PARIO_OK;
+}
+
+/* Write the window's runs under the byte-range lock the write needs. */
 static int window_write(xfer *x, char *data, int covered) {
     pario_file *fh = x->fh;
     window *w = &x->w;
@@ -138,7 +201,7 @@ static int window_write(xfer *x, char *data, int covered) {
     if (rc != PARIO_OK)
         return rc;
     if (covered)
-        rc = fh->io.drv->pwrite(&fh->io, data + w->p[0].at, w->data, w->start, &fh->last);
+        rc = fh->io.drv->pwrite(&fh->io, data + w->r[0].at, w->data, w->start, &fh->last);
     else
         rc = sieve ? sieve_write(x, data) : list_write(x, data);
     int urc =
@@ -146,7 +209,7 @@ static int window_write(xfer *x, char *data, int covered) {
     return rc != PARIO_OK ? rc : urc;
 }
 
-/* Transfer the window's pieces: one call when they cover the window,
+/* Transfer the window's runs: one call when they cover the window,
  * otherwise data sieving or one call per piece, as hints and cost decide. */
 static int window_move(xfer *x, char *data) {
     pario_file *fh = x->fh;
@@ -156,7 +219,7 @@ static int window_move(xfer *x, char *data) {
         return window_write(x, data, covered);
     if (covered) {
         int64_t got = 0;
-        return fh->io.drv->pread(&fh->io, data + w->p[0].at, w->data, w->start, &got, &fh->last);
+        return fh->io.drv->pread(&fh->io, data + w->r[0].at, w->data, w->start, &got, &fh->last);
     }
     return want_sieve(fh->hints.ds_read, w, 0) ? sieve_read(x, data) : list_read(x, data);
 }
@@ -169,8 +232,8 @@ static int move_chunk(xfer *x, io_file_cursor *c, char *data, int64_t n, int64_t
     int64_t done = 0;
     *moved = 0;
     while (done < n) {
-        window_fill(&x->w, c, n - done, win, x->eof, done, fh->scratch.pieces_len);
-        if (x->w.n == 0)
+        window_fill(&x->w, c, n - done, win, x->eof, done, fh->scratch.runs_len);
+        if (x->w.nruns == 0)
             break; /* end of file */
         int rc = window_move(x, data);
         if (rc != PARIO_OK)
@@ -183,16 +246,16 @@ static int move_chunk(xfer *x, io_file_cursor *c, char *data, int64_t n, int64_t
     return PARIO_OK;
 }
 
-static int reserve_pieces(pario_file *fh) {
-    int64_t bytes = fh->scratch.pieces_len * (int64_t)sizeof(io_piece);
-    char *p = (char *)fh->scratch.pieces;
-    if (fh->scratch.pieces_len >= IO_MAX_PIECES)
+/* The scratch run buffer, grown to hold IO_MAX_RUNS runs. */
+static int reserve_runs(pario_file *fh) {
+    if (fh->scratch.runs_len >= IO_MAX_RUNS)
         return PARIO_OK;
-    int rc = io_scratch_reserve(&p, &bytes, IO_MAX_PIECES * (int64_t)sizeof(io_piece));
-    fh->scratch.pieces = (io_piece *)p;
-    if (rc == PARIO_OK)
-        fh->scratch.pieces_len = IO_MAX_PIECES;
-    return rc;
+    io_run *r = realloc(fh->scratch.runs, (size_t)IO_MAX_RUNS * sizeof *r);
+    if (!r)
+        return PARIO_ERR_NO_MEM;
+    fh->scratch.runs = r;
+    fh->scratch.runs_len = IO_MAX_RUNS;
+    return PARIO_OK;
 }
 
 /* Walk the user data in chunks: pack/unpack noncontiguous memory around
@@ -250,9 +313,9 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     if (total == 0)
         return PARIO_OK;
     xfer x = {.fh = fh, .write = write, .lock = write && fh->nranks > 1, .eof = INT64_MAX};
-    if ((rc = reserve_pieces(fh)) != PARIO_OK)
+    if ((rc = reserve_runs(fh)) != PARIO_OK)
         return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
-    x.w.p = fh->scratch.pieces;
+    x.w.r = fh->scratch.runs;
     if (!write && (rc = fh->io.drv->get_size(&fh->io, &x.eof, &fh->last)) != PARIO_OK)
         return rc;
     int64_t first = 0, end = 0;

@@ -6,11 +6,6 @@
 
 #include "io/file/file.h"
 
-/* One file extent of a window and where its data sits in the staged stream. */
-typedef struct io_piece {
-    int64_t off, len;
-    int64_t at; /* byte index in the chunk of data being transferred */
-} io_piece;
 
 /* Move count instances of type between buf and the view's data stream
  * starting at stream byte pos. *moved: bytes transferred (reads stop at end
