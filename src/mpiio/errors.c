@@ -149,10 +149,11 @@ int mpiio_error_code(int cls, const char *msg) {
  * does not already name the file. */
 static void compose_message(char *msg, size_t size, const char *fname, const char *path,
                             const char *detail) {
-    if (path && *path && !strstr(detail, path))
-        snprintf(msg, size, "%s on %s: %s", fname, path, detail);
-    else
-        snprintf(msg, size, "%s: %s", fname, detail);
+    int n = path && *path && !strstr(detail, path)
+                ? snprintf(msg, size, "%s on %s: %s", fname, path, detail)
+                : snprintf(msg, size, "%s: %s", fname, detail);
+    if (n < 0 || (size_t)n >= size) /* cut at MPI_MAX_ERROR_STRING, as MPI would */
+        msg[size - 1] = '\0';
 }
 
 /* Runs the handler of f (or of MPI_FILE_NULL, given handle fh) for code. */
