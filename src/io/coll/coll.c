@@ -1,6 +1,8 @@
 /* Collective data access: decide between two-phase aggregation and
  * independent access, from everyone's access range and the hints. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -38,35 +40,99 @@ static int aggregate(const pario_file *fh, int write, const coll_range *all) {
     return coll_should_aggregate(all, fh->nranks);
 }
 
-/* One allgather carries every rank's verdict and range. On a failure, the
- * lowest failing rank's message is shared, as io_agree does. */
-static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all) {
-    int64_t out[4] = {rc, mine->first, mine->end, mine->bytes};
-    int64_t *in = malloc((size_t)fh->nranks * sizeof out);
-    if (!in || MPI_Allgather(out, 4, MPI_INT64_T, in, 4, MPI_INT64_T, fh->comm) != MPI_SUCCESS) {
-        free(in); /* without the allgather, io_agree keeps the ranks together */
+/* Online processors of this machine, counted once per process: the count
+ * reads a file under /sys, too slow to repeat in every collective call.
+ * Written once under pthread_once, read-only afterwards. */
+static pthread_once_t cpus_once = PTHREAD_ONCE_INIT;
+static long cpus_online = 1;
+
+static void count_cpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpus_online = n > 0 ? n : 1;
+}
+
+/* Whether a background reader would have a processor of its own on this
+ * rank's node: fewer ranks there than online processors. On 2 cores with 2
+ * and 4 ranks, a reader thread competing with the ranks made the coll3d
+ * collective read 20-35 % slower than reading in turn, so reads are
+ * pipelined only with a spare processor. */
+static int has_spare_core(const pario_file *fh) {
+    pthread_once(&cpus_once, count_cpus);
+    int nodes = fh->nnodes > 0 ? fh->nnodes : 1;
+    return cpus_online > (fh->nranks + nodes - 1) / nodes;
+}
+
+/* Entries each rank contributes to the allgather. */
+enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };
+
+/* One allgather carries every rank's verdict, range and spare processor
+ * (*spare: every rank has one). On a failure, the lowest failing rank's
+ * message is shared, as io_agree does. */
+static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all,
+                        int *spare) {
+    int64_t out[SHARE_N] = {rc, mine->first, mine->end, mine->bytes, has_spare_core(fh)};
+    int64_t few[SHARE_N * COLL_SMALL_MAX_RANKS]; /* no allocation for up to this many ranks */
+    int64_t *in =
+        fh->nranks <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)fh->nranks * sizeof out);
+    int ok = in && MPI_Allgather(out, SHARE_N, MPI_INT64_T, in, SHARE_N, MPI_INT64_T, fh->comm) ==
+                       MPI_SUCCESS;
+    int failed = 0;
+    *spare = 1;
+    for (int r = 0; ok && r < fh->nranks; r++) {
+        const int64_t *x = in + SHARE_N * r;
+        all[r] = (coll_range){x[SHARE_FIRST], x[SHARE_END], x[SHARE_BYTES]};
+        failed |= x[SHARE_RC] != PARIO_OK;
+        *spare &= x[SHARE_SPARE] != 0;
+    }
+    if (in != few)
+        free(in);
+    if (!ok) /* without the allgather, io_agree keeps the ranks together */
         return io_agree(
             fh->comm,
             pario_fail(&fh->last, PARIO_ERR_COMM, "%s: exchange of access ranges failed", fh->path),
             &fh->last);
-    }
-    int failed = 0;
-    for (int r = 0; r < fh->nranks; r++) {
-        all[r] = (coll_range){in[4 * r + 1], in[4 * r + 2], in[4 * r + 3]};
-        failed |= in[4 * r] != PARIO_OK;
-    }
-    free(in);
     return failed ? io_agree(fh->comm, rc, &fh->last) : PARIO_OK;
+}
+
+/* Every rank's range, through the funnel for small writes (which may
+ * finish the call: *done), else through one allgather. *pipelined: whether
+ * several cycles may overlap their file access with the exchange (writes
+ * always; reads with a spare processor on every node). */
+static int gather_ranges(pario_file *fh, int rc, int write, int64_t pos, void *buf, MPI_Count count,
+                         const flat_type *mt, int64_t total, const coll_range *mine,
+                         coll_range *all, int *done, int *pipelined) {
+    *done = 0;
+    *pipelined = 1;
+    if (coll_small_eligible(fh, write))
+        return coll_small_write(fh, rc, pos, buf, count, mt, total, mine, all, done);
+    rc = share_ranges(fh, rc, mine, all, pipelined);
+    *pipelined |= write;
+    return rc;
+}
+
+/* Two-phase aggregation by the plan (rc: whether making it succeeded). */
+static int run_planned(pario_file *fh, coll_plan *plan, int rc, int write, int64_t pos, void *buf,
+                       MPI_Count count, MPI_Datatype type, int64_t total, int64_t *moved) {
+    if (rc != PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: out of memory", write ? "write_all" : "read_all",
+                   fh->path);
+    rc = coll_twophase(fh, plan, rc, write, pos, buf, count, type, total);
+    coll_plan_free(plan);
+    if (rc == PARIO_OK)
+        *moved = total;
+    return rc;
 }
 
 int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
                    MPI_Datatype type, int64_t *moved) {
     const flat_type *mt = NULL;
     int64_t total = 0;
-    coll_range mine = {0, 0, 0};
+    coll_range mine = {0, 0, 0}, few[COLL_SMALL_MAX_RANKS];
     *moved = 0;
-    coll_range *all = malloc((size_t)fh->nranks * sizeof *all);
-    int rc = check;
+    /* up to COLL_SMALL_MAX_RANKS ranks (every small call) without allocating */
+    coll_range *all =
+        fh->nranks <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)fh->nranks * sizeof *all);
+    int rc = check, done = 0, pipelined = 0;
     if (rc == PARIO_OK && !all)
         rc = pario_fail(&fh->last, PARIO_ERR_NO_MEM, "%s: out of memory", fh->path);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
@@ -78,22 +144,18 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
                    write ? "write_all" : "read_all", fh->path);
     if (!all) /* no room for the ranges: agree on the failure alone */
         return io_agree(fh->comm, rc, &fh->last);
-    rc = share_ranges(fh, rc, &mine, all);
-    if (rc != PARIO_OK || !aggregate(fh, write, all)) {
+    rc = gather_ranges(fh, rc, write, pos, buf, count, mt, total, &mine, all, &done, &pipelined);
+    int planned = !done && rc == PARIO_OK && aggregate(fh, write, all);
+    coll_plan plan;
+    int plan_rc = planned ? coll_plan_make(&plan, fh, all, pipelined) : PARIO_OK;
+    if (all != few)
         free(all);
+    if (planned)
+        return run_planned(fh, &plan, plan_rc, write, pos, buf, count, type, total, moved);
+    if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
         if (rc == PARIO_OK)
-            rc = io_agree(fh->comm, io_access(fh, write, pos, buf, count, type, moved), &fh->last);
+            *moved = total;
         return rc;
     }
-    coll_plan plan;
-    rc = coll_plan_make(&plan, fh, all, write);
-    free(all);
-    if (rc != PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: out of memory", write ? "write_all" : "read_all",
-                   fh->path);
-    rc = coll_twophase(fh, &plan, rc, write, pos, buf, count, type, total);
-    coll_plan_free(&plan);
-    if (rc == PARIO_OK)
-        *moved = total;
-    return rc;
+    return io_agree(fh->comm, io_access(fh, write, pos, buf, count, type, moved), &fh->last);
 }

@@ -18,8 +18,8 @@ typedef struct coll_plan {
     int64_t *dom_end;
     int64_t unit;        /* stripe unit: windows start at multiples of it */
     int64_t cycle_bytes; /* window of one aggregator per cycle */
-    int halved;          /* writes over several cycles: two windows of cb_buffer_size / 2,
-                            one exchanged while the other is stored */
+    int halved;          /* pipelined cycles: two windows of cb_buffer_size / 2, one
+                            exchanged while the file is accessed through the other */
     int64_t ncycles;
     int my_aggr;         /* index of this rank among aggregators, or -1 */
 } coll_plan;
@@ -27,11 +27,29 @@ typedef struct coll_plan {
 /* Ranks whose ranges overlap or interleave need aggregation; so does any
  * rank whose access has holes (aggregators then write whole runs). */
 int coll_should_aggregate(const coll_range *r, int n);
-/* Choose aggregators (cb_nodes, spread over ranks) and aligned domains. */
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write);
+/* Choose aggregators (cb_nodes, spread over ranks) and aligned domains;
+ * pipelined: the cycles may be halved and overlap file access with the
+ * exchange (the same on every rank). */
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined);
 void coll_plan_free(coll_plan *p);
 /* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we). */
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);
+
+/* Most ranks for which small writes go through one aggregator (small.c):
+ * it answers every rank itself, so its cost grows linearly with them. */
+#define COLL_SMALL_MAX_RANKS 16
+
+/* Whether this call's ranks meet through the funnel of small.c first (the
+ * same answer on every rank: it depends on hints, mode and size only). */
+int coll_small_eligible(const pario_file *fh, int write);
+/* Writes: every rank's verdict and range reach the funnel, with the data of
+ * small parts. *done = 1: the call is over (every part was small and the
+ * funnel wrote it, or a verdict was bad) and the agreed outcome is returned.
+ * *done = 0: all[] holds every rank's range, as after an allgather, and the
+ * call goes on. mt may be NULL when rc is a failure. */
+int coll_small_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+                     const flat_type *mt, int64_t total, const coll_range *mine, coll_range *all,
+                     int *done);
 
 /* Run the exchange-and-I/O cycles. total: this rank's data bytes (already
  * clipped at end of file for reads). rc: this rank's outcome so far (a

@@ -8,7 +8,8 @@ static int cmp_range(const void *a, const void *b) {
 }
 
 int coll_should_aggregate(const coll_range *r, int n) {
-    coll_range *s = malloc((size_t)n * sizeof *s);
+    coll_range few[COLL_SMALL_MAX_RANKS]; /* no allocation for up to this many ranks */
+    coll_range *s = n <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)n * sizeof *s);
     if (!s)
         return 1;
     int m = 0, holes = 0;
@@ -22,7 +23,8 @@ int coll_should_aggregate(const coll_range *r, int n) {
     int interleaved = 0;
     for (int i = 1; i < m; i++)
         interleaved |= s[i].first < s[i - 1].end;
-    free(s);
+    if (s != few)
+        free(s);
     return interleaved || holes;
 }
 
@@ -40,7 +42,7 @@ void coll_plan_free(coll_plan *p) {
     *p = (coll_plan){0};
 }
 
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write) {
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined) {
     int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < fh->nranks; i++)
         if (r[i].end > r[i].first) {
@@ -82,12 +84,12 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
             longest = reach;
     }
     /* The window of one cycle: at most pario_cb_cycle_size (small windows stay
-     * in the CPU cache between the exchange and the store), and for pipelined
-     * writes two windows must fit in cb_buffer_size. */
+     * in the CPU cache between the exchange and the file access), and when
+     * several cycles are pipelined two windows must fit in cb_buffer_size. */
     int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
     p->cycle_bytes = cycle < cb ? cycle : cb;
     p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
-    if (write && p->ncycles > 1 && cb >= 2) {
+    if (pipelined && p->ncycles > 1 && cb >= 2) {
         p->halved = 1;
         p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
         p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;

@@ -9,10 +9,13 @@
  * the covered runs (no read at all), or for reads fills the window from the
  * file and sends each rank its pieces back the same way.
  *
- * Writes over several cycles are pipelined: the window is split into two
- * halves, and while a background writer (plain pwrite calls, never MPI)
- * stores cycle k from one half, the exchange of cycle k+1 fills the other.
- * The aggregator still holds at most cb_buffer_size bytes. */
+ * Accesses over several cycles are pipelined: the window is split into two
+ * halves and a background thread (plain pread/pwrite calls, never MPI, so
+ * any MPI thread level works) accesses the file through one half while the
+ * other half is exchanged. Writes: cycle k is stored while cycle k+1 is
+ * exchanged. Reads: the piece lists of cycle k+1 are exchanged first, then
+ * its runs are read while cycle k's data is sent. The aggregator still
+ * holds at most cb_buffer_size bytes. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,34 +43,51 @@ typedef struct growbuf {
     int64_t cap;
 } growbuf;
 
-/* One cycle's store, run by a background thread. */
-typedef struct writer {
+typedef struct run {
+    int64_t off, end;
+} run;
+
+/* Everything one cycle needs from its piece lists to its data exchange. A
+ * pipelined read prepares cycle k+1 before cycle k's data moves, so there
+ * are two of these, one per half window. */
+typedef struct cycle {
+    int64_t *send_cnt; /* per rank: pieces, bytes I send it this cycle */
+    int64_t *recv_cnt; /* per rank: pieces, bytes it sends me */
+    int64_t *send_at;  /* per aggregator: first piece index and first data byte */
+    char **user_at;    /* per aggregator: this cycle's data in place in user memory
+                          (contiguous memory: sent or received with no copy), or NULL */
+    int64_t out_bytes; /* data bytes this rank moves this cycle */
+    int64_t ws, we;    /* an aggregator's window this cycle */
+    int64_t nin;       /* pieces an aggregator received this cycle */
+    run *runs;         /* their sorted, merged runs (in `pieces`) */
+    int64_t nruns;
+    growbuf meta_out, data_out, meta_in, pieces;
+} cycle;
+
+/* One cycle's file access (store the runs, or fill them from the file),
+ * run by a background thread when pipelined. */
+typedef struct file_job {
     pthread_t thread;
     io_handle *io;
-    const char *window;
-    const struct run *runs;
+    char *window;
+    const run *runs;
     int64_t nruns, ws;
-    int slot; /* the half of the window it reads */
+    int write;
     int rc;
     pario_error err; /* the thread's own record: fh->last belongs to the caller */
-} writer;
+} file_job;
 
 typedef struct twophase {
     pario_file *fh;
     const coll_plan *p;
     int write;
     coll_stream *streams; /* one per aggregator */
-    int64_t *send_cnt;    /* per rank: pieces, bytes I send it this cycle */
-    int64_t *recv_cnt;    /* per rank: pieces, bytes it sends me */
-    int64_t *send_at;     /* per aggregator: first piece index and first data byte */
-    char **user_at;       /* per aggregator: this cycle's data in place in user memory
-                             (contiguous memory: sent or received with no copy), or NULL */
-    int64_t out_bytes;    /* data bytes this rank moves this cycle */
     int packs;            /* user memory is noncontiguous: data goes through data_out */
-    growbuf meta_out, data_out, meta_in;
-    growbuf window[2], pieces[2]; /* cycle k uses slot k % 2 when pipelined, else slot 0 */
+    cycle cyc[2];         /* cycle k uses slot k % 2 when pipelined, else slot 0 */
+    growbuf window[2];    /* the half windows (one whole window when not pipelined) */
     int pipelined;
-    struct writer *writer; /* background store of the previous cycle, or NULL */
+    file_job job; /* the background access, when job_running */
+    int job_running;
     MPI_Request *reqs;
     MPI_Datatype *types;
     int rc; /* first local failure; the cycles go on so nobody waits */
@@ -81,6 +101,10 @@ static void fail(twophase *t, int rc, const char *what) {
     if (t->rc == PARIO_OK)
         t->rc = pario_fail(&t->fh->last, rc, "%s %s: %s", t->write ? "write_all" : "read_all",
                            t->fh->path, what);
+}
+
+static int slot_of(const twophase *t, int64_t k) {
+    return t->pipelined ? (int)(k % 2) : 0;
 }
 
 /* ---- streams --------------------------------------------------------------------- */
@@ -126,7 +150,7 @@ static void streams_close(twophase *t) {
 /* ---- phase 1: what goes where ------------------------------------------------------ */
 
 /* Append this rank's pieces inside aggregator a's window [ws, we). */
-static int collect_pieces(twophase *t, int a, int64_t ws, int64_t we, int64_t *npieces,
+static int collect_pieces(twophase *t, cycle *c, int a, int64_t ws, int64_t we, int64_t *npieces,
                           int64_t *nbytes) {
     coll_stream *s = &t->streams[a];
     int64_t off, len;
@@ -135,17 +159,17 @@ static int collect_pieces(twophase *t, int a, int64_t ws, int64_t we, int64_t *n
             return PARIO_ERR_INTERN; /* the stream skipped a window: a planning bug */
         len = off + len > we ? we - off : len;
         int64_t n = *npieces;
-        if (grow(&t->meta_out, (n + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        if (grow(&c->meta_out, (n + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
-        int64_t *m = (int64_t *)t->meta_out.p;
+        int64_t *m = (int64_t *)c->meta_out.p;
         m[2 * n] = off;
         m[2 * n + 1] = len;
         if (s->mem.contig) {
             s->mem.contig += len; /* the data goes straight from/to user memory */
         } else if (t->write) {
-            if (grow(&t->data_out, *nbytes + len) != PARIO_OK)
+            if (grow(&c->data_out, *nbytes + len) != PARIO_OK)
                 return PARIO_ERR_NO_MEM;
-            io_mem_copy(&s->mem, t->data_out.p + *nbytes, len, 1);
+            io_mem_copy(&s->mem, c->data_out.p + *nbytes, len, 1);
         }
         io_file_take(&s->file, len);
         s->left -= len;
@@ -155,25 +179,25 @@ static int collect_pieces(twophase *t, int a, int64_t ws, int64_t we, int64_t *n
     return PARIO_OK;
 }
 
-static int collect_cycle(twophase *t, int64_t k) {
+static int collect_cycle(twophase *t, cycle *c, int64_t k) {
     const coll_plan *p = t->p;
     int64_t npieces = 0, nbytes = 0;
-    memset(t->send_cnt, 0, 2 * (size_t)t->fh->nranks * sizeof *t->send_cnt);
+    memset(c->send_cnt, 0, 2 * (size_t)t->fh->nranks * sizeof *c->send_cnt);
     for (int a = 0; a < p->naggr; a++) {
         int64_t ws, we, n0 = npieces, b0 = nbytes;
         coll_plan_window(p, a, k, &ws, &we);
-        t->send_at[2 * a] = n0;
-        t->send_at[2 * a + 1] = b0;
-        t->user_at[a] = t->streams[a].open ? t->streams[a].mem.contig : NULL;
+        c->send_at[2 * a] = n0;
+        c->send_at[2 * a + 1] = b0;
+        c->user_at[a] = t->streams[a].open ? t->streams[a].mem.contig : NULL;
         if (ws < we) {
-            int rc = collect_pieces(t, a, ws, we, &npieces, &nbytes);
+            int rc = collect_pieces(t, c, a, ws, we, &npieces, &nbytes);
             if (rc != PARIO_OK)
                 return rc;
         }
-        t->send_cnt[2 * p->aggr[a]] = npieces - n0;
-        t->send_cnt[2 * p->aggr[a] + 1] = nbytes - b0;
+        c->send_cnt[2 * p->aggr[a]] = npieces - n0;
+        c->send_cnt[2 * p->aggr[a] + 1] = nbytes - b0;
     }
-    t->out_bytes = nbytes;
+    c->out_bytes = nbytes;
     return PARIO_OK;
 }
 
@@ -184,27 +208,27 @@ static int wait_all(MPI_Request *reqs, int n) {
 }
 
 /* Send my piece lists to the aggregators; aggregators receive everyone's. */
-static int exchange_meta(twophase *t, int64_t *nin) {
+static int exchange_meta(twophase *t, cycle *c) {
     pario_file *fh = t->fh;
     int nreq = 0;
-    *nin = 0;
+    c->nin = 0;
     for (int r = 0; r < fh->nranks; r++)
-        *nin += t->recv_cnt[2 * r];
-    if (grow(&t->meta_in, *nin * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        c->nin += c->recv_cnt[2 * r];
+    if (grow(&c->meta_in, c->nin * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
     int64_t at = 0;
     for (int r = 0; r < fh->nranks; r++) {
-        int64_t n = t->recv_cnt[2 * r];
+        int64_t n = c->recv_cnt[2 * r];
         if (n > 0)
-            MPI_Irecv((int64_t *)t->meta_in.p + 2 * at, (int)(2 * n), MPI_INT64_T, r, TAG_META,
+            MPI_Irecv((int64_t *)c->meta_in.p + 2 * at, (int)(2 * n), MPI_INT64_T, r, TAG_META,
                       fh->comm, &t->reqs[nreq++]);
         at += n;
     }
     for (int a = 0; a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
-        int64_t n = t->send_cnt[2 * dst];
+        int64_t n = c->send_cnt[2 * dst];
         if (n > 0)
-            MPI_Isend((int64_t *)t->meta_out.p + 2 * t->send_at[2 * a], (int)(2 * n), MPI_INT64_T,
+            MPI_Isend((int64_t *)c->meta_out.p + 2 * c->send_at[2 * a], (int)(2 * n), MPI_INT64_T,
                       dst, TAG_META, fh->comm, &t->reqs[nreq++]);
     }
     return wait_all(t->reqs, nreq);
@@ -230,26 +254,22 @@ static int pieces_type(const int64_t *m, int64_t n, int64_t ws, MPI_Datatype *ty
 
 /* ---- phase 2: the aggregator's file access ------------------------------------------ */
 
-typedef struct run {
-    int64_t off, end;
-} run;
-
 static int cmp_run(const void *a, const void *b) {
     const run *x = a, *y = b;
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
 /* Sorted, merged runs of all pieces received this cycle. */
-static int window_runs(twophase *t, int slot, int64_t nin, run **out, int64_t *nruns) {
-    if (grow(&t->pieces[slot], nin * (int64_t)sizeof(run)) != PARIO_OK)
+static int window_runs(cycle *c) {
+    if (grow(&c->pieces, c->nin * (int64_t)sizeof(run)) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
-    run *r = (run *)t->pieces[slot].p;
-    const int64_t *m = (const int64_t *)t->meta_in.p;
-    for (int64_t i = 0; i < nin; i++)
+    run *r = (run *)c->pieces.p;
+    const int64_t *m = (const int64_t *)c->meta_in.p;
+    for (int64_t i = 0; i < c->nin; i++)
         r[i] = (run){m[2 * i], m[2 * i] + m[2 * i + 1]};
-    qsort(r, (size_t)nin, sizeof *r, cmp_run);
+    qsort(r, (size_t)c->nin, sizeof *r, cmp_run);
     int64_t n = 0;
-    for (int64_t i = 0; i < nin; i++) {
+    for (int64_t i = 0; i < c->nin; i++) {
         if (n > 0 && r[i].off <= r[n - 1].end) {
             if (r[i].end > r[n - 1].end)
                 r[n - 1].end = r[i].end;
@@ -257,8 +277,8 @@ static int window_runs(twophase *t, int slot, int64_t nin, run **out, int64_t *n
             r[n++] = r[i];
         }
     }
-    *out = r;
-    *nruns = n;
+    c->runs = r;
+    c->nruns = n;
     return PARIO_OK;
 }
 
@@ -272,52 +292,10 @@ static int write_runs(io_handle *io, const char *window, const run *r, int64_t n
     return PARIO_OK;
 }
 
-static void *writer_main(void *arg) {
-    writer *w = arg;
-    w->rc = write_runs(w->io, w->window, w->runs, w->nruns, w->ws, &w->err);
-    return NULL;
-}
-
-/* Wait for the background store of the previous cycle; its failure becomes ours. */
-static void writer_join(twophase *t) {
-    if (!t->writer)
-        return;
-    pthread_join(t->writer->thread, NULL);
-    if (t->writer->rc != PARIO_OK && t->rc == PARIO_OK) {
-        t->fh->last = t->writer->err;
-        t->rc = t->writer->rc;
-    }
-    free(t->writer);
-    t->writer = NULL;
-}
-
-/* Store a cycle's runs: in the background when pipelined (joined before
- * its half of the window is reused), else right here. */
-static void store_cycle(twophase *t, int slot, const run *runs, int64_t nruns, int64_t ws) {
-    pario_file *fh = t->fh;
-    if (t->pipelined) {
-        writer *w = calloc(1, sizeof *w);
-        if (w) {
-            *w = (writer){.io = &fh->io,
-                          .window = t->window[slot].p,
-                          .runs = runs,
-                          .nruns = nruns,
-                          .ws = ws,
-                          .slot = slot};
-            if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
-                t->writer = w;
-                return;
-            }
-            free(w);
-        }
-    }
-    int rc = write_runs(&fh->io, t->window[slot].p, runs, nruns, ws, &fh->last);
-    if (rc != PARIO_OK && t->rc == PARIO_OK)
-        t->rc = rc;
-}
-
-static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
-    pario_file *fh = t->fh;
+/* Fill the runs from the file: one pread over the whole span when the holes
+ * cost less than the extra calls. Bytes past end of file read as zeros. */
+static int read_runs(io_handle *io, char *window, const run *r, int64_t n, int64_t ws,
+                     pario_error *err) {
     if (n == 0)
         return PARIO_OK;
     int64_t span = r[n - 1].end - r[0].off, data = 0;
@@ -326,8 +304,8 @@ static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
     int whole = span - data < (n - 1) * COLL_SYSCALL_BYTES;
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
-        char *at = t->window[0].p + (off - ws);
-        int rc = fh->io.drv->pread(&fh->io, at, len, off, &got, &fh->last);
+        char *at = window + (off - ws);
+        int rc = io->drv->pread(io, at, len, off, &got, err);
         if (rc != PARIO_OK)
             return rc;
         memset(at + got, 0, (size_t)(len - got));
@@ -337,22 +315,71 @@ static int read_runs(twophase *t, const run *r, int64_t n, int64_t ws) {
     return PARIO_OK;
 }
 
+static void *job_main(void *arg) {
+    file_job *j = arg;
+    j->rc = j->write ? write_runs(j->io, j->window, j->runs, j->nruns, j->ws, &j->err)
+                     : read_runs(j->io, j->window, j->runs, j->nruns, j->ws, &j->err);
+    return NULL;
+}
+
+/* A finished job's failure becomes this rank's: a store reports the
+ * driver's message, a read says the aggregator's read failed. */
+static void job_result(twophase *t) {
+    if (t->job.rc == PARIO_OK || t->rc != PARIO_OK)
+        return;
+    if (t->job.write) {
+        t->fh->last = t->job.err;
+        t->rc = t->job.rc;
+    } else {
+        fail(t, t->job.rc, "aggregator read failed");
+    }
+}
+
+/* Wait for the background access of another cycle. */
+static void job_join(twophase *t) {
+    if (!t->job_running)
+        return;
+    pthread_join(t->job.thread, NULL);
+    t->job_running = 0;
+    job_result(t);
+}
+
+/* The file access of the cycle in `slot`: in the background when pipelined
+ * (joined before its half window is exchanged or refilled), else right here.
+ * Nothing is accessed after a local failure. */
+static void job_start(twophase *t, int slot) {
+    const cycle *c = &t->cyc[slot];
+    if (t->rc != PARIO_OK || c->nruns == 0)
+        return;
+    t->job = (file_job){.io = &t->fh->io,
+                        .window = t->window[slot].p,
+                        .runs = c->runs,
+                        .nruns = c->nruns,
+                        .ws = c->ws,
+                        .write = t->write};
+    if (t->pipelined && pthread_create(&t->job.thread, NULL, job_main, &t->job) == 0) {
+        t->job_running = 1;
+        return;
+    }
+    job_main(&t->job);
+    job_result(t);
+}
+
 /* ---- one cycle ---------------------------------------------------------------------- */
 
-/* Post the data transfers: aggregators through per-sender piece types over
- * the window, the others from/to their packed buffer. */
-/* This rank's data for aggregator a this cycle: in place in user memory or
+/* This rank's data for aggregator a in cycle c: in place in user memory or
  * in the packed buffer. */
-static char *my_data_for(twophase *t, int a) {
-    return t->user_at[a] ? t->user_at[a] : t->data_out.p + t->send_at[2 * a + 1];
+static char *my_data_for(cycle *c, int a) {
+    return c->user_at[a] ? c->user_at[a] : c->data_out.p + c->send_at[2 * a + 1];
 }
 
 /* An aggregator's own pieces need no message: copy them between its data and
  * the window directly. */
-static void exchange_with_self(twophase *t, int slot, int64_t ws, const int64_t *m, int64_t n) {
-    char *mine = my_data_for(t, t->p->my_aggr), *window = t->window[slot].p;
+static void exchange_with_self(twophase *t, int slot, const int64_t *m, int64_t n) {
+    cycle *c = &t->cyc[slot];
+    char *mine = my_data_for(c, t->p->my_aggr), *window = t->window[slot].p;
     for (int64_t i = 0; i < n; i++) {
-        char *in_window = window + (m[2 * i] - ws);
+        char *in_window = window + (m[2 * i] - c->ws);
         size_t len = (size_t)m[2 * i + 1];
         if (t->write)
             memcpy(in_window, mine, len);
@@ -362,21 +389,25 @@ static void exchange_with_self(twophase *t, int slot, int64_t ws, const int64_t 
     }
 }
 
-static int exchange_data(twophase *t, int slot, int64_t ws) {
+/* Move the data of the cycle in `slot`: aggregators through per-sender piece
+ * types over the window, the others from/to their data in one message per
+ * aggregator. */
+static int exchange_data(twophase *t, int slot) {
     pario_file *fh = t->fh;
+    cycle *c = &t->cyc[slot];
     int nreq = 0, ntypes = 0, rc = PARIO_OK;
-    const int64_t *m = (const int64_t *)t->meta_in.p;
-    if (!t->write && t->packs && grow(&t->data_out, t->out_bytes) != PARIO_OK)
+    const int64_t *m = (const int64_t *)c->meta_in.p;
+    if (!t->write && t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
-    for (int r = 0, at = 0; r < fh->nranks; at += (int)t->recv_cnt[2 * r], r++) {
-        int64_t n = t->recv_cnt[2 * r];
+    for (int r = 0, at = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
+        int64_t n = c->recv_cnt[2 * r];
         if (n == 0)
             continue;
         if (r == fh->rank) {
-            exchange_with_self(t, slot, ws, m + 2 * at, n);
+            exchange_with_self(t, slot, m + 2 * at, n);
             continue;
         }
-        if ((rc = pieces_type(m + 2 * at, n, ws, &t->types[ntypes])) != PARIO_OK)
+        if ((rc = pieces_type(m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
             break;
         if (t->write)
             MPI_Irecv(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
@@ -388,8 +419,8 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
     }
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
-        int64_t bytes = t->send_cnt[2 * dst + 1];
-        char *at = my_data_for(t, a);
+        int64_t bytes = c->send_cnt[2 * dst + 1];
+        char *at = my_data_for(c, a);
         if (bytes == 0 || dst == fh->rank)
             continue;
         if (t->write)
@@ -406,85 +437,126 @@ static int exchange_data(twophase *t, int slot, int64_t ws) {
 }
 
 /* Reads: hand the data received from each aggregator to the user's memory. */
-static void unpack_cycle(twophase *t) {
+static void unpack_cycle(twophase *t, int slot) {
+    cycle *c = &t->cyc[slot];
     for (int a = 0; a < t->p->naggr; a++) {
-        int64_t bytes = t->send_cnt[2 * t->p->aggr[a] + 1];
-        if (bytes > 0 && !t->user_at[a])
-            io_mem_copy(&t->streams[a].mem, t->data_out.p + t->send_at[2 * a + 1], bytes, 0);
+        int64_t bytes = c->send_cnt[2 * t->p->aggr[a] + 1];
+        if (bytes > 0 && !c->user_at[a])
+            io_mem_copy(&t->streams[a].mem, c->data_out.p + c->send_at[2 * a + 1], bytes, 0);
     }
 }
 
-static int run_cycle(twophase *t, int64_t k) {
-    pario_file *fh = t->fh;
-    int slot = t->pipelined ? (int)(k % 2) : 0;
-    int rc = collect_cycle(t, k);
+/* Phase 1 of cycle k into `slot`: everyone's piece lists reach the
+ * aggregators, which merge them into runs. Returns only communication
+ * failures (a local failure is recorded and the cycle goes on). */
+static int prepare_cycle(twophase *t, int64_t k, int slot) {
+    cycle *c = &t->cyc[slot];
+    int rc = collect_cycle(t, c, k);
     if (rc != PARIO_OK)
         fail(t, rc, "cannot describe this rank's pieces");
-    if (MPI_Alltoall(t->send_cnt, 2, MPI_INT64_T, t->recv_cnt, 2, MPI_INT64_T, fh->comm) !=
+    if (MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) !=
         MPI_SUCCESS)
         return PARIO_ERR_COMM;
-    int64_t nin = 0, ws = 0, we = 0, nruns = 0;
-    if ((rc = exchange_meta(t, &nin)) != PARIO_OK)
+    if ((rc = exchange_meta(t, c)) != PARIO_OK)
         return rc;
-    run *runs = NULL;
-    if (t->writer && t->writer->slot == slot)
-        writer_join(t); /* this half is about to be refilled */
+    c->nruns = 0;
     if (t->p->my_aggr >= 0) {
-        coll_plan_window(t->p, t->p->my_aggr, k, &ws, &we);
-        if (window_runs(t, slot, nin, &runs, &nruns) != PARIO_OK)
-            return PARIO_ERR_NO_MEM;
-        if (!t->write && t->rc == PARIO_OK && (rc = read_runs(t, runs, nruns, ws)) != PARIO_OK)
-            fail(t, rc, "aggregator read failed");
+        coll_plan_window(t->p, t->p->my_aggr, k, &c->ws, &c->we);
+        if (window_runs(c) != PARIO_OK) /* nothing to access; the cycles go on */
+            fail(t, PARIO_ERR_NO_MEM, "out of memory for the window's runs");
     }
-    if ((rc = exchange_data(t, slot, ws)) != PARIO_OK)
-        return rc;
-    if (t->write && nruns > 0) {
-        writer_join(t); /* one store at a time: the previous cycle's, from the other half */
-        if (t->rc == PARIO_OK)
-            store_cycle(t, slot, runs, nruns, ws);
-    }
-    if (!t->write)
-        unpack_cycle(t);
     return PARIO_OK;
 }
 
+/* Writes: exchange cycle k into its half window, then store it in the
+ * background while the next cycle is exchanged (one store at a time). */
+static int write_cycles(twophase *t) {
+    for (int64_t k = 0; k < t->p->ncycles; k++) {
+        int slot = slot_of(t, k), rc;
+        if ((rc = prepare_cycle(t, k, slot)) != PARIO_OK ||
+            (rc = exchange_data(t, slot)) != PARIO_OK)
+            return rc;
+        job_join(t);
+        job_start(t, slot);
+    }
+    return PARIO_OK;
+}
+
+/* Reads: cycle k+1's piece lists are exchanged and its runs read in the
+ * background while cycle k's data is sent from the other half window. */
+static int read_cycles(twophase *t) {
+    int64_t n = t->p->ncycles;
+    int rc = PARIO_OK;
+    if (n > 0 && (rc = prepare_cycle(t, 0, 0)) != PARIO_OK)
+        return rc;
+    job_start(t, 0);
+    for (int64_t k = 0; k < n; k++) {
+        int slot = slot_of(t, k), next = slot_of(t, k + 1);
+        int ahead = t->pipelined && k + 1 < n;
+        if (ahead && (rc = prepare_cycle(t, k + 1, next)) != PARIO_OK)
+            break;
+        job_join(t); /* cycle k's window is full */
+        if (ahead)
+            job_start(t, next);
+        if ((rc = exchange_data(t, slot)) != PARIO_OK)
+            break;
+        unpack_cycle(t, slot);
+        if (!t->pipelined && k + 1 < n) { /* one window: the next cycle starts after this one */
+            if ((rc = prepare_cycle(t, k + 1, next)) != PARIO_OK)
+                break;
+            job_start(t, next);
+        }
+    }
+    return rc;
+}
+
+static int cycle_alloc(cycle *c, int nranks, int naggr) {
+    c->send_cnt = calloc(2 * (size_t)nranks, sizeof *c->send_cnt);
+    c->recv_cnt = calloc(2 * (size_t)nranks, sizeof *c->recv_cnt);
+    c->send_at = calloc(2 * (size_t)naggr, sizeof *c->send_at);
+    c->user_at = calloc((size_t)naggr, sizeof *c->user_at);
+    return c->send_cnt && c->recv_cnt && c->send_at && c->user_at ? PARIO_OK : PARIO_ERR_NO_MEM;
+}
+
+static void cycle_free(cycle *c) {
+    free(c->send_cnt);
+    free(c->recv_cnt);
+    free(c->send_at);
+    free(c->user_at);
+    free(c->meta_out.p);
+    free(c->data_out.p);
+    free(c->meta_in.p);
+    free(c->pieces.p);
+}
+
 static int twophase_alloc(twophase *t) {
-    int n = t->fh->nranks;
-    t->streams = calloc((size_t)t->p->naggr, sizeof *t->streams);
-    t->send_cnt = calloc(2 * (size_t)n, sizeof *t->send_cnt);
-    t->recv_cnt = calloc(2 * (size_t)n, sizeof *t->recv_cnt);
-    t->send_at = calloc(2 * (size_t)t->p->naggr, sizeof *t->send_at);
-    t->user_at = calloc((size_t)t->p->naggr, sizeof *t->user_at);
-    t->reqs = calloc(2 * (size_t)n + 2 * (size_t)t->p->naggr, sizeof *t->reqs);
+    int n = t->fh->nranks, naggr = t->p->naggr, nslots = t->pipelined ? 2 : 1;
+    t->streams = calloc((size_t)naggr, sizeof *t->streams);
+    t->reqs = calloc(2 * (size_t)n + 2 * (size_t)naggr, sizeof *t->reqs);
     t->types = calloc((size_t)n, sizeof *t->types);
-    int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
-    if (!t->streams || !t->send_cnt || !t->recv_cnt || !t->send_at || !t->user_at || !t->reqs ||
-        !t->types || grow(&t->window[0], window) != PARIO_OK ||
-        (t->pipelined && grow(&t->window[1], window) != PARIO_OK))
+    if (!t->streams || !t->reqs || !t->types)
         return PARIO_ERR_NO_MEM;
+    int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
+    for (int s = 0; s < nslots; s++)
+        if (cycle_alloc(&t->cyc[s], n, naggr) != PARIO_OK ||
+            grow(&t->window[s], window) != PARIO_OK)
+            return PARIO_ERR_NO_MEM;
     return PARIO_OK;
 }
 
 static void twophase_free(twophase *t) {
     free(t->streams);
-    free(t->send_cnt);
-    free(t->recv_cnt);
-    free(t->send_at);
-    free(t->user_at);
     free(t->reqs);
     free(t->types);
-    free(t->meta_out.p);
-    free(t->data_out.p);
-    free(t->meta_in.p);
     for (int i = 0; i < 2; i++) {
+        cycle_free(&t->cyc[i]);
         free(t->window[i].p);
-        free(t->pieces[i].p);
     }
 }
 
 int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t pos, void *buf,
                   MPI_Count count, MPI_Datatype type, int64_t total) {
-    twophase t = {.fh = fh, .p = p, .write = write, .pipelined = write && p->halved};
+    twophase t = {.fh = fh, .p = p, .write = write, .pipelined = p->halved};
     const flat_type *mt = NULL;
     if (rc == PARIO_OK)
         rc = twophase_alloc(&t);
@@ -496,11 +568,10 @@ int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t
         pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
                    write ? "write_all" : "read_all", fh->path);
     rc = io_agree(fh->comm, rc, &fh->last);
-    for (int64_t k = 0; rc == PARIO_OK && k < p->ncycles; k++)
-        if ((rc = run_cycle(&t, k)) != PARIO_OK)
-            pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
-                       fh->path);
-    writer_join(&t);
+    if (rc == PARIO_OK && (rc = write ? write_cycles(&t) : read_cycles(&t)) != PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
+                   fh->path);
+    job_join(&t);
     if (rc == PARIO_OK)
         rc = t.rc;
     streams_close(&t);
