@@ -51,12 +51,15 @@ static void count_cpus(void) {
     cpus_online = n > 0 ? n : 1;
 }
 
-/* Whether a background reader would have a processor of its own on this
- * rank's node: fewer ranks there than online processors. On 2 cores with 2
- * and 4 ranks, a reader thread competing with the ranks made the coll3d
- * collective read 20-35 % slower than reading in turn, so reads are
- * pipelined only with a spare processor. */
+/* Whether this rank wants collective reads pipelined: the hint
+ * pario_cb_read_pipeline, by default (automatic) when a background reader
+ * would have a processor of its own on this rank's node, i.e. fewer ranks
+ * there than online processors. On 2 cores with 2 and 4 ranks, a reader
+ * thread competing with the ranks made the coll3d collective read 20-35 %
+ * slower than reading in turn. */
 static int has_spare_core(const pario_file *fh) {
+    if (fh->hints.cb_read_pipeline != IO_AUTOMATIC)
+        return fh->hints.cb_read_pipeline == IO_ENABLE;
     pthread_once(&cpus_once, count_cpus);
     int nodes = fh->nnodes > 0 ? fh->nnodes : 1;
     return cpus_online > (fh->nranks + nodes - 1) / nodes;
@@ -65,8 +68,8 @@ static int has_spare_core(const pario_file *fh) {
 /* Entries each rank contributes to the allgather. */
 enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };
 
-/* One allgather carries every rank's verdict, range and spare processor
- * (*spare: every rank has one). On a failure, the lowest failing rank's
+/* One allgather carries every rank's verdict, range and wish to pipeline
+ * reads (*spare: every rank has it). On a failure, the lowest failing rank's
  * message is shared, as io_agree does. */
 static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all,
                         int *spare) {

@@ -18,16 +18,17 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
 #define IO_HINT_STR_MAX 256
 
 typedef struct io_hints {
-    int64_t cb_buffer_size;     /* bytes an aggregator holds at most */
-    int64_t cb_cycle_size;      /* pario_cb_cycle_size: window an aggregator moves per cycle */
-    int cb_nodes;               /* number of aggregators */
+    int64_t cb_buffer_size; /* bytes an aggregator holds at most */
+    int64_t cb_cycle_size;  /* pario_cb_cycle_size: window an aggregator moves per cycle */
+    int cb_nodes;           /* number of aggregators */
     char cb_config_list[IO_HINT_STR_MAX];
-    io_switch cb_read, cb_write;  /* romio_cb_read / romio_cb_write */
-    io_switch ds_read, ds_write;  /* romio_ds_read / romio_ds_write: data sieving */
-    int64_t ind_rd_buffer_size;   /* data sieving window for independent reads */
-    int64_t ind_wr_buffer_size;   /* data sieving window for independent writes */
-    int64_t striping_unit;        /* bytes; file domains align to it */
-    int striping_factor;          /* number of storage targets */
+    io_switch cb_read, cb_write; /* romio_cb_read / romio_cb_write */
+    io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: prefetch the next read cycle */
+    io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
+    int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */
+    int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */
+    int64_t striping_unit;       /* bytes; file domains align to it */
+    int striping_factor;         /* number of storage targets */
 } io_hints;
 
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
