@@ -39,16 +39,6 @@ static void check_msg(bool ok, const char *label, const char *what, int line) {
 }
 #define CHECK(label, expr) check_msg((expr), (label), #expr, __LINE__)
 
-static uint8_t pattern_byte(int64_t i, unsigned salt) {
-    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ULL + salt;
-    return (uint8_t)((x >> 29) ^ (x >> 7));
-}
-
-static void fill_pattern(uint8_t *buf, int64_t n, unsigned salt) {
-    for (int64_t i = 0; i < n; i++)
-        buf[i] = pattern_byte(i, salt);
-}
-
 static void dump_flat(const flat_type *t, int indent) {
     printf("%*sflat size %" PRId64 " lb %" PRId64 " extent %" PRId64 " true [%" PRId64 ", +%" PRId64
            ") depth %d monotonic %d nodes %d\n",

@@ -1,4 +1,4 @@
-/* Shared declarations of the test_flat program's files. */
+/* Shared declarations of the unit tests' helper file (test_flat_random.c). */
 #ifndef PARIO_TEST_FLAT_H
 #define PARIO_TEST_FLAT_H
 
@@ -19,6 +19,10 @@ int rng_range(rng *r, int lo, int hi);
 
 /* The predefined types used as leaves (some padded, like MPI_SHORT_INT). */
 int named_types(MPI_Datatype *out, int max);
+
+/* A byte of a reproducible pattern, and a buffer filled with it. */
+uint8_t pattern_byte(int64_t i, unsigned salt);
+void fill_pattern(uint8_t *buf, int64_t n, unsigned salt);
 
 /* A committed random datatype of MPI nesting depth 1..max_depth, fully
  * determined by seed; the caller frees it. */

@@ -17,6 +17,16 @@ uint64_t rng_next(rng *r) {
     return z ^ (z >> 31);
 }
 
+uint8_t pattern_byte(int64_t i, unsigned salt) {
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ULL + salt;
+    return (uint8_t)((x >> 29) ^ (x >> 7));
+}
+
+void fill_pattern(uint8_t *buf, int64_t n, unsigned salt) {
+    for (int64_t i = 0; i < n; i++)
+        buf[i] = pattern_byte(i, salt);
+}
+
 int rng_range(rng *r, int lo, int hi) {
     return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
 }

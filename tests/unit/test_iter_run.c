@@ -33,16 +33,6 @@
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static uint8_t pattern_byte(int64_t i, unsigned salt) {
-    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ULL + salt;
-    return (uint8_t)((x >> 29) ^ (x >> 7));
-}
-
-static void fill_pattern(uint8_t *buf, int64_t n, unsigned salt) {
-    for (int64_t i = 0; i < n; i++)
-        buf[i] = pattern_byte(i, salt);
-}
-
 static int64_t random_below(rng *r, int64_t n) {
     return n > 0 ? (int64_t)(rng_next(r) % (uint64_t)n) : 0;
 }
