@@ -32,6 +32,14 @@ static void close_file(pario_file **fh) {
     PT_EQ(pario_file_close(fh, &err), PARIO_OK);
 }
 
+/* The first n bytes of the file at path, read with POSIX calls. */
+static void read_image(const char *path, void *buf, size_t n) {
+    int fd = open(path, O_RDONLY);
+    PT_CHECK(fd >= 0 && pread(fd, buf, n, 0) == (ssize_t)n);
+    if (fd >= 0)
+        close(fd);
+}
+
 static int value(int r, int q, int i) {
     return r * 1000000 + q * 1000 + i;
 }
@@ -95,15 +103,12 @@ static void test_view_round_trip(void) {
     close_file(&fh);
     /* The image: int k*nranks + r is rank r's int k. */
     static int img[MAX_RANKS * NREQ * INTS];
-    int n = nranks * NREQ * INTS, fd = open(path, O_RDONLY);
-    PT_CHECK(fd >= 0 && pread(fd, img, n * sizeof(int), 0) == (ssize_t)(n * sizeof(int)));
+    read_image(path, img, (size_t)nranks * NREQ * INTS * sizeof(int));
     int exact = 1;
     for (int k = 0; k < NREQ * INTS; k++)
         for (int r = 0; r < nranks; r++)
             exact &= img[k * nranks + r] == value(r, k / INTS, k % INTS);
     PT_CHECK(exact);
-    if (fd >= 0)
-        close(fd);
 }
 
 static void test_shared(void) {
@@ -120,9 +125,8 @@ static void test_shared(void) {
         PT_EQ(pario_request_wait(req[q], NULL, NULL), PARIO_OK);
     close_file(&fh);
     static int img[MAX_RANKS * NREQ][2];
-    int seen[MAX_RANKS][NREQ] = {{0}}, fd = open(path, O_RDONLY);
-    ssize_t want = (ssize_t)(nranks * NREQ * sizeof img[0]);
-    PT_CHECK(fd >= 0 && pread(fd, img, (size_t)want, 0) == want);
+    int seen[MAX_RANKS][NREQ] = {{0}};
+    read_image(path, img, (size_t)nranks * NREQ * sizeof img[0]);
     for (int i = 0; i < nranks * NREQ; i++)
         if (img[i][0] >= 0 && img[i][0] < nranks && img[i][1] >= 0 && img[i][1] < NREQ)
             seen[img[i][0]][img[i][1]]++;
@@ -131,8 +135,6 @@ static void test_shared(void) {
         for (int q = 0; q < NREQ; q++)
             once &= seen[r][q] == 1;
     PT_CHECK(once);
-    if (fd >= 0)
-        close(fd);
 }
 
 static void test_start_errors(void) {
