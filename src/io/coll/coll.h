@@ -9,7 +9,18 @@
  * with the access ranges in one collective, so a call that is bad on any
  * rank fails on every rank before data moves. Returns the same code on every
  * rank; *moved is this rank's byte count. */
-int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
-                   MPI_Count count, MPI_Datatype type, int64_t *moved);
+int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
+                   MPI_Datatype type, int64_t *moved);
+
+/* Collective. Which ranks may aggregate (fh->cb_ranks): rank r may when its
+ * index among its node's ranks is below the count cb_config_list gives its
+ * host. A list naming no host of the job lets every rank. Called by open
+ * and whenever the hints change. */
+int io_coll_place(pario_file *fh, pario_error *err);
+/* Aggregators a collective call uses: cb_nodes of the ranks allowed, at most. */
+int io_coll_naggr(const pario_file *fh);
+/* The rank of aggregator i of n (spread evenly over the allowed ranks, so
+ * over the nodes when ranks are placed node by node). */
+int io_coll_aggregator(const pario_file *fh, int i, int n);
 
 #endif

@@ -50,7 +50,7 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
             hi = r[i].end > hi ? r[i].end : hi;
         }
     *p = (coll_plan){.my_aggr = -1};
-    int naggr = fh->hints.cb_nodes < fh->nranks ? fh->hints.cb_nodes : fh->nranks;
+    int naggr = io_coll_naggr(fh);
     p->aggr = malloc((size_t)naggr * sizeof *p->aggr);
     p->dom_start = malloc((size_t)naggr * sizeof *p->dom_start);
     p->dom_end = malloc((size_t)naggr * sizeof *p->dom_end);
@@ -59,10 +59,8 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
         return PARIO_ERR_NO_MEM;
     }
     p->naggr = naggr;
-    /* Evenly spaced ranks: with ranks placed node by node this spreads the
-     * aggregators over the nodes. */
     for (int i = 0; i < naggr; i++) {
-        p->aggr[i] = (int)((int64_t)i * fh->nranks / naggr);
+        p->aggr[i] = io_coll_aggregator(fh, i, naggr);
         if (p->aggr[i] == fh->rank)
             p->my_aggr = i;
     }

@@ -34,7 +34,10 @@ typedef struct io_async io_async;
 struct pario_file {
     MPI_Comm comm; /* private duplicate, MPI_ERRORS_RETURN */
     int rank, nranks;
-    int nnodes; /* shared-memory nodes spanned by comm */
+    int nnodes;    /* shared-memory nodes spanned by comm */
+    int node_rank; /* this rank's index among the ranks of its node */
+    int *cb_ranks; /* ranks cb_config_list lets aggregate, ascending (io/coll/place.c) */
+    int ncb_ranks;
     char *path;
     int amode;
     io_handle io;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common/error.h"
 #include "io/async/async.h"
+#include "io/coll/coll.h"
 #include "io/file/file.h"
 
 /* Every access mode bit pario knows. */
@@ -27,18 +28,19 @@ static int check_amode(int amode, const char *path, pario_error *err) {
     return PARIO_OK;
 }
 
-static int count_nodes(MPI_Comm comm) {
+/* The shared-memory nodes comm spans, and this rank's index on its node. */
+static void node_layout(pario_file *fh) {
     MPI_Comm node;
-    int rank, leader = 0, nodes = 1;
-    MPI_Comm_rank(comm, &rank);
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return 1;
-    int local;
-    MPI_Comm_rank(node, &local);
-    leader = local == 0;
-    MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, comm);
+    int leader = 0;
+    fh->nnodes = 1;
+    fh->node_rank = fh->rank;
+    if (MPI_Comm_split_type(fh->comm, MPI_COMM_TYPE_SHARED, fh->rank, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return;
+    MPI_Comm_rank(node, &fh->node_rank);
+    leader = fh->node_rank == 0;
+    MPI_Allreduce(&leader, &fh->nnodes, 1, MPI_INT, MPI_SUM, fh->comm);
     MPI_Comm_free(&node);
-    return nodes;
 }
 
 static int driver_flags(int amode, int create) {
@@ -96,6 +98,7 @@ static void file_free(pario_file *fh) {
         return;
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
+    free(fh->cb_ranks);
     if (fh->comm != MPI_COMM_NULL)
         MPI_Comm_free(&fh->comm);
     free(fh->path);
@@ -145,9 +148,12 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         rc = io_check_same(fh->comm, &(long long){amode}, 1, "open", "access modes", path, err);
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK) {
-        fh->nnodes = count_nodes(fh->comm);
+        node_layout(fh);
         io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks, fh->nnodes);
         io_hints_resolve(&fh->hints, info);
+        rc = io_agree(fh->comm, io_coll_place(fh, err), err);
+    }
+    if (rc == PARIO_OK) {
         rc = view_init_default(&fh->view, fh->comm, path, err);
     }
     if (rc == PARIO_OK)

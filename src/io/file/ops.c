@@ -3,6 +3,7 @@
 #include <string.h>
 #include "common/error.h"
 #include "io/async/async.h"
+#include "io/coll/coll.h"
 #include "io/file/file.h"
 
 int pario_file_sync(pario_file *fh) {
@@ -66,13 +67,17 @@ int pario_file_get_group(const pario_file *fh, MPI_Group *group) {
 int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     int rc = io_hints_to_info(&fh->hints, info);
     if (rc != PARIO_OK)
-        pario_fail(&fh->last, rc, "get_info %s: cannot create an info object", fh->path);
-    return io_file_result(fh, rc);
+        return io_file_result(
+            fh, pario_fail(&fh->last, rc, "get_info %s: cannot create an info object", fh->path));
+    char v[16]; /* cb_nodes in effect: the aggregators cb_config_list allows */
+    snprintf(v, sizeof v, "%d", io_coll_naggr(fh));
+    MPI_Info_set(*info, "cb_nodes", v);
+    return io_file_result(fh, PARIO_OK);
 }
 
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
     io_hints_apply_info(&fh->hints, info);
-    return io_file_result(fh, io_agree(fh->comm, PARIO_OK, &fh->last));
+    return io_file_result(fh, io_agree(fh->comm, io_coll_place(fh, &fh->last), &fh->last));
 }
 
 int pario_file_set_atomicity(pario_file *fh, int flag) {
@@ -112,8 +117,10 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     if (rc == PARIO_OK) {
         fh->fp = 0;
         io_hints_apply_info(&fh->hints, info);
-        rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);
+        rc = io_agree(fh->comm, io_coll_place(fh, err), err);
     }
+    if (rc == PARIO_OK)
+        rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);
     return io_file_result(fh, rc);
 }
 

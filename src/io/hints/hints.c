@@ -34,7 +34,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     int per_node = (nranks + nnodes - 1) / nnodes;
     h->cb_nodes =
         nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
-    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
+    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:%d", IO_AGGREGATORS_PER_NODE);
     h->cb_read = h->cb_write = h->cb_read_pipeline = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
     h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
@@ -51,6 +51,53 @@ static int parse_positive(const char *v, int64_t *out) {
         return 0;
     *out = x;
     return 1;
+}
+
+/* One entry of a cb_config_list: [p, end) is "name" or "name:count". Sets
+ * *matches when name is host or "*" and *count to its count; 0 when the
+ * entry is malformed. */
+static int cb_entry(const char *p, const char *end, const char *host, int *matches, int *count) {
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    const char *name_end = colon ? colon : end;
+    size_t name_len = (size_t)(name_end - p);
+    if (name_len == 0)
+        return 0;
+    *matches =
+        (name_len == 1 && *p == '*') || (strlen(host) == name_len && !strncmp(p, host, name_len));
+    *count = 1;
+    if (!colon)
+        return 1;
+    if (end - colon == 2 && colon[1] == '*') {
+        *count = IO_CB_ALL;
+        return 1;
+    }
+    char num[16];
+    size_t len = (size_t)(end - colon - 1);
+    if (len == 0 || len >= sizeof num)
+        return 0;
+    memcpy(num, colon + 1, len);
+    num[len] = '\0';
+    int64_t n = 0;
+    if (!parse_positive(num, &n) || n > IO_CB_ALL)
+        return 0;
+    *count = (int)n;
+    return 1;
+}
+
+int io_hints_cb_count(const char *list, const char *host) {
+    int found = -1;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        int matches = 0, count = 0;
+        if (!cb_entry(p, end, host, &matches, &count))
+            return -1;
+        if (matches && found < 0)
+            found = count;
+        p = *end ? end + 1 : end;
+    }
+    return found < 0 ? 0 : found;
 }
 
 static int parse_switch(const char *v, io_switch *out) {
@@ -78,7 +125,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->cb_cycle_size = n;
     else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX)
         h->cb_nodes = (int)n;
-    else if (!strcmp(key, "cb_config_list"))
+    else if (!strcmp(key, "cb_config_list") && val[0] && strlen(val) < sizeof h->cb_config_list &&
+             io_hints_cb_count(val, "") >= 0)
         snprintf(h->cb_config_list, sizeof h->cb_config_list, "%s", val);
     else if (!strcmp(key, "romio_cb_read"))
         parse_switch(val, &h->cb_read);

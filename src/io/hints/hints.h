@@ -31,6 +31,13 @@ typedef struct io_hints {
     int striping_factor;         /* number of storage targets */
 } io_hints;
 
+/* Aggregator processes cb_config_list allows on the host named `host`: the
+ * count of the first entry ("name:count", count a number or "*", ":count"
+ * omitted means 1) whose name is `host` or "*"; IO_CB_ALL for "*"; 0 when no
+ * entry matches. -1 when the list is malformed. */
+#define IO_CB_ALL INT32_MAX
+int io_hints_cb_count(const char *list, const char *host);
+
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
 /* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */

@@ -1,0 +1,54 @@
+/* Where aggregators may run: cb_config_list ("host:count,*:count", ROMIO's
+ * syntax) gives each host a number of aggregator processes; the first ranks
+ * of a node up to that number may aggregate. cb_nodes then picks that many
+ * of them at most, spread evenly. */
+#include <stdlib.h>
+#include "common/error.h"
+#include "io/coll/coll.h"
+
+/* Whether this rank may aggregate under the file's cb_config_list. */
+static int may_aggregate(const pario_file *fh) {
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    if (MPI_Get_processor_name(host, &len) != MPI_SUCCESS)
+        host[0] = '\0';
+    int count = io_hints_cb_count(fh->hints.cb_config_list, host);
+    return count < 0 || fh->node_rank < count; /* malformed lists never get here */
+}
+
+int io_coll_place(pario_file *fh, pario_error *err) {
+    int mine = may_aggregate(fh);
+    int *all = malloc((size_t)fh->nranks * sizeof *all);
+    int rc = io_agree(
+        fh->comm,
+        all ? PARIO_OK
+            : pario_fail(err, PARIO_ERR_NO_MEM, "%s: no memory to place aggregators", fh->path),
+        err);
+    if (rc == PARIO_OK &&
+        MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, fh->comm) != MPI_SUCCESS)
+        rc = pario_fail(err, PARIO_ERR_COMM, "%s: cannot place the aggregators", fh->path);
+    if (rc != PARIO_OK) {
+        free(all);
+        return rc;
+    }
+    int n = 0;
+    for (int r = 0; r < fh->nranks; r++)
+        if (all[r])
+            all[n++] = r;
+    if (n == 0) /* the list names no host of this job: every rank may */
+        for (int r = 0; r < fh->nranks; r++)
+            all[n++] = r;
+    free(fh->cb_ranks);
+    fh->cb_ranks = all;
+    fh->ncb_ranks = n;
+    return PARIO_OK;
+}
+
+int io_coll_naggr(const pario_file *fh) {
+    int n = fh->hints.cb_nodes;
+    return n < fh->ncb_ranks ? n : fh->ncb_ranks;
+}
+
+int io_coll_aggregator(const pario_file *fh, int i, int n) {
+    return fh->cb_ranks[(int64_t)i * fh->ncb_ranks / n];
+}
