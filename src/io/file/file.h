@@ -38,6 +38,8 @@ struct pario_file {
     int node_rank; /* this rank's index among the ranks of its node */
     int *cb_ranks; /* ranks cb_config_list lets aggregate, ascending (io/coll/place.c) */
     int ncb_ranks;
+    int sieve_writers; /* some rank may sieve a write (its view has holes and
+                          romio_ds_write allows it): plain writes then lock */
     char *path;
     int amode;
     io_handle io;
@@ -59,6 +61,10 @@ void io_shared_free(pario_file *fh);
 int io_shared_set(pario_file *fh, int64_t etypes);
 /* Read the shared pointer. */
 int io_shared_get(pario_file *fh, int64_t *etypes);
+
+/* Collective, after open and whenever the view or the hints change: places
+ * the aggregators and agrees whether any rank may sieve a write. */
+int io_file_settle(pario_file *fh, pario_error *err);
 
 /* View position of the end of file, in whole etypes (rounded up). */
 int io_eof_position(pario_file *fh, MPI_Offset *etypes);

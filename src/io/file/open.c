@@ -151,11 +151,10 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         node_layout(fh);
         io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks, fh->nnodes);
         io_hints_resolve(&fh->hints, info);
-        rc = io_agree(fh->comm, io_coll_place(fh, err), err);
+        rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, path, err), err);
     }
-    if (rc == PARIO_OK) {
-        rc = view_init_default(&fh->view, fh->comm, path, err);
-    }
+    if (rc == PARIO_OK)
+        rc = io_file_settle(fh, err);
     if (rc == PARIO_OK)
         rc = open_storage(fh, err);
     if (rc == PARIO_OK)

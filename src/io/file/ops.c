@@ -75,9 +75,28 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     return io_file_result(fh, PARIO_OK);
 }
 
+/* A sieving write reads a window, patches it and writes it back: a plain
+ * write by another rank into a gap of that window would be lost unless it
+ * takes part in the same byte-range locking. Only ranks whose view has
+ * holes ever sieve a write, so while no rank's does (always the case with
+ * the default view), plain writes skip the two fcntl calls of a lock. */
+static int agree_sieving(pario_file *fh, pario_error *err) {
+    int mine = !fh->view.linear && fh->hints.ds_write != IO_DISABLE;
+    if (MPI_Allreduce(&mine, &fh->sieve_writers, 1, MPI_INT, MPI_LOR, fh->comm) != MPI_SUCCESS) {
+        fh->sieve_writers = 1; /* when in doubt, lock */
+        return pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on data sieving", fh->path);
+    }
+    return PARIO_OK;
+}
+
+int io_file_settle(pario_file *fh, pario_error *err) {
+    int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
+    return rc == PARIO_OK ? io_agree(fh->comm, agree_sieving(fh, err), err) : rc;
+}
+
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
     io_hints_apply_info(&fh->hints, info);
-    return io_file_result(fh, io_agree(fh->comm, io_coll_place(fh, &fh->last), &fh->last));
+    return io_file_result(fh, io_file_settle(fh, &fh->last));
 }
 
 int pario_file_set_atomicity(pario_file *fh, int flag) {
@@ -117,7 +136,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     if (rc == PARIO_OK) {
         fh->fp = 0;
         io_hints_apply_info(&fh->hints, info);
-        rc = io_agree(fh->comm, io_coll_place(fh, err), err);
+        rc = io_file_settle(fh, err);
     }
     if (rc == PARIO_OK)
         rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);

@@ -312,7 +312,10 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     int64_t total = (int64_t)count * mt->size;
     if (total == 0)
         return PARIO_OK;
-    xfer x = {.fh = fh, .write = write, .lock = write && fh->nranks > 1, .eof = INT64_MAX};
+    xfer x = {.fh = fh,
+              .write = write,
+              .lock = write && fh->nranks > 1 && fh->sieve_writers,
+              .eof = INT64_MAX};
     if ((rc = reserve_runs(fh)) != PARIO_OK)
         return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
     x.w.r = fh->scratch.runs;
