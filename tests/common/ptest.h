@@ -91,6 +91,24 @@ static inline const char *ptest_path(const char *name) {
     return path;
 }
 
+/* A committed filetype giving this rank of MPI_COMM_WORLD every nranks-th
+ * block of `count` items of `type`: rank r sees blocks r, r + n, r + 2n, ...
+ * of the file, the ranks' blocks interleaved. The caller frees it. */
+static inline MPI_Datatype ptest_interleaved(int count, MPI_Datatype type) {
+    int rank = 0, nranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(type, &lb, &extent);
+    MPI_Aint block = (MPI_Aint)count * extent, at = rank * block;
+    MPI_Datatype one, t;
+    MPI_Type_create_hindexed(1, &count, &at, type, &one);
+    MPI_Type_create_resized(one, 0, nranks * block, &t);
+    MPI_Type_commit(&t);
+    MPI_Type_free(&one);
+    return t;
+}
+
 static inline int ptest_finish(void) {
     int counts[2] = {ptest_passed, ptest_failed}, total[2];
     MPI_Allreduce(counts, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -44,18 +44,6 @@ static int value(int r, int q, int i) {
     return r * 1000000 + q * 1000 + i;
 }
 
-/* Every rank's ints alternate in the file: rank r owns int k*nranks + r. */
-static MPI_Datatype interleaved_view(void) {
-    MPI_Datatype one, filetype;
-    int len = 1;
-    MPI_Aint at = (MPI_Aint)rank * sizeof(int);
-    MPI_Type_create_hindexed(1, &len, &at, MPI_INT, &one);
-    MPI_Type_create_resized(one, 0, (MPI_Aint)nranks * sizeof(int), &filetype);
-    MPI_Type_commit(&filetype);
-    MPI_Type_free(&one);
-    return filetype;
-}
-
 /* Memory: every other int of a buffer twice as long. */
 static MPI_Datatype every_other_int(int n) {
     MPI_Datatype t;
@@ -67,7 +55,7 @@ static MPI_Datatype every_other_int(int n) {
 static void test_view_round_trip(void) {
     const char *path = ptest_path("async-view");
     pario_file *fh = open_world(path, MPI_MODE_RDWR | MPI_MODE_CREATE);
-    MPI_Datatype ft = interleaved_view(), mt = every_other_int(INTS);
+    MPI_Datatype ft = ptest_interleaved(1, MPI_INT), mt = every_other_int(INTS);
     PT_EQ(pario_file_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL), PARIO_OK);
     static int out[NREQ][2 * INTS], in[NREQ][2 * INTS];
     pario_request *req[NREQ];

@@ -26,18 +26,6 @@ static unsigned char file_byte(int64_t off) {
     return (unsigned char)(off * 7 + 3);
 }
 
-/* Rank r's blocks are blocks r, r + n, r + 2n, ... of the file. */
-static MPI_Datatype interleaved_blocks(void) {
-    MPI_Datatype one, t;
-    int len = BLOCK;
-    MPI_Aint at = (MPI_Aint)rank * BLOCK;
-    MPI_Type_create_hindexed(1, &len, &at, MPI_BYTE, &one);
-    MPI_Type_create_resized(one, 0, (MPI_Aint)nranks * BLOCK, &t);
-    MPI_Type_commit(&t);
-    MPI_Type_free(&one);
-    return t;
-}
-
 static void write_pattern(const char *path, int64_t size) {
     if (rank == 0) {
         static unsigned char buf[BLOCK * BLOCKS * 8];
@@ -89,7 +77,7 @@ static void read_interleaved(const char *path, const char *pipeline, const char 
     if (!fh)
         return;
     PT_CHECK(hint_is(fh, "pario_cb_read_pipeline", pipeline));
-    MPI_Datatype ft = interleaved_blocks();
+    MPI_Datatype ft = ptest_interleaved(BLOCK, MPI_BYTE);
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
     static unsigned char got[BLOCK * BLOCKS];
     memset(got, 0, sizeof got);
@@ -134,7 +122,7 @@ static void full_write(const char *const *kv, int interleave, int64_t part) {
     pario_file *fh = open_with("/dev/full", MPI_MODE_WRONLY, kv);
     if (!fh)
         return;
-    MPI_Datatype ft = interleaved_blocks();
+    MPI_Datatype ft = ptest_interleaved(BLOCK, MPI_BYTE);
     if (interleave)
         PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
     static unsigned char data[LARGE_PART];

@@ -50,12 +50,7 @@ static MPI_Info info_of(const char *list, const char *cb_nodes) {
 
 /* Rank r's blocks are blocks r, r + n, ... of the file; write, read back. */
 static void round_trip(pario_file *fh, int salt) {
-    MPI_Datatype one, ft;
-    int len = BLOCK;
-    MPI_Aint at = (MPI_Aint)rank * BLOCK;
-    MPI_Type_create_hindexed(1, &len, &at, MPI_BYTE, &one);
-    MPI_Type_create_resized(one, 0, (MPI_Aint)nranks * BLOCK, &ft);
-    MPI_Type_commit(&ft);
+    MPI_Datatype ft = ptest_interleaved(BLOCK, MPI_BYTE);
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
     static unsigned char out[BLOCK * BLOCKS], in[BLOCK * BLOCKS];
     for (int i = 0; i < BLOCK * BLOCKS; i++)
@@ -64,7 +59,6 @@ static void round_trip(pario_file *fh, int salt) {
     memset(in, 0, sizeof in);
     PT_EQ(pario_file_read_at_all(fh, 0, in, sizeof in, MPI_BYTE, NULL), PARIO_OK);
     PT_CHECK(memcmp(in, out, sizeof in) == 0);
-    MPI_Type_free(&one);
     MPI_Type_free(&ft);
 }
 
