@@ -65,20 +65,15 @@ static int has_spare_core(const pario_file *fh) {
     return cpus_online > (fh->nranks + nodes - 1) / nodes;
 }
 
-/* Entries each rank contributes to the allgather. */
-enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };
-
 /* One allgather carries every rank's verdict, range and wish to pipeline
  * reads (*spare: every rank has it). On a failure, the lowest failing rank's
  * message is shared, as io_agree does. */
 static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all,
                         int *spare) {
     int64_t out[SHARE_N] = {rc, mine->first, mine->end, mine->bytes, has_spare_core(fh)};
-    int64_t few[SHARE_N * COLL_SMALL_MAX_RANKS]; /* no allocation for up to this many ranks */
-    int64_t *in =
-        fh->nranks <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)fh->nranks * sizeof out);
-    int ok = in && MPI_Allgather(out, SHARE_N, MPI_INT64_T, in, SHARE_N, MPI_INT64_T, fh->comm) ==
-                       MPI_SUCCESS;
+    int64_t *in = fh->coll_share; /* allocated with the file: no failure here */
+    int ok =
+        MPI_Allgather(out, SHARE_N, MPI_INT64_T, in, SHARE_N, MPI_INT64_T, fh->comm) == MPI_SUCCESS;
     int failed = 0;
     *spare = 1;
     for (int r = 0; ok && r < fh->nranks; r++) {
@@ -87,8 +82,6 @@ static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_ran
         failed |= x[SHARE_RC] != PARIO_OK;
         *spare &= x[SHARE_SPARE] != 0;
     }
-    if (in != few)
-        free(in);
     if (!ok) /* without the allgather, io_agree keeps the ranks together */
         return io_agree(
             fh->comm,
@@ -130,14 +123,9 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
                    MPI_Datatype type, int64_t *moved) {
     const flat_type *mt = NULL;
     int64_t total = 0;
-    coll_range mine = {0, 0, 0}, few[COLL_SMALL_MAX_RANKS];
+    coll_range mine = {0, 0, 0}, *all = fh->coll_ranges; /* allocated with the file */
     *moved = 0;
-    /* up to COLL_SMALL_MAX_RANKS ranks (every small call) without allocating */
-    coll_range *all =
-        fh->nranks <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)fh->nranks * sizeof *all);
     int rc = check, done = 0, pipelined = 0;
-    if (rc == PARIO_OK && !all)
-        rc = pario_fail(&fh->last, PARIO_ERR_NO_MEM, "%s: out of memory", fh->path);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
         total = (int64_t)count * mt->size;
         rc = my_range(fh, write, pos, &total, &mine);
@@ -145,14 +133,10 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
                    write ? "write_all" : "read_all", fh->path);
-    if (!all) /* no room for the ranges: agree on the failure alone */
-        return io_agree(fh->comm, rc, &fh->last);
     rc = gather_ranges(fh, rc, write, pos, buf, count, mt, total, &mine, all, &done, &pipelined);
     int planned = !done && rc == PARIO_OK && aggregate(fh, write, all);
     coll_plan plan;
     int plan_rc = planned ? coll_plan_make(&plan, fh, all, pipelined) : PARIO_OK;
-    if (all != few)
-        free(all);
     if (planned)
         return run_planned(fh, &plan, plan_rc, write, pos, buf, count, type, total, moved);
     if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */

@@ -4,7 +4,7 @@
  * of them at most, spread evenly. */
 #include <stdlib.h>
 #include "common/error.h"
-#include "io/coll/coll.h"
+#include "io/coll/coll_internal.h"
 
 /* Whether this rank may aggregate under the file's cb_config_list. */
 static int may_aggregate(const pario_file *fh) {
@@ -16,14 +16,23 @@ static int may_aggregate(const pario_file *fh) {
     return count < 0 || fh->node_rank < count; /* malformed lists never get here */
 }
 
+/* The per-call buffers for all ranks' ranges, made once per file. */
+static int reserve_range_buffers(pario_file *fh) {
+    if (!fh->coll_ranges)
+        fh->coll_ranges = malloc((size_t)fh->nranks * sizeof *fh->coll_ranges);
+    if (!fh->coll_share)
+        fh->coll_share = malloc((size_t)fh->nranks * SHARE_N * sizeof *fh->coll_share);
+    return fh->coll_ranges && fh->coll_share ? PARIO_OK : PARIO_ERR_NO_MEM;
+}
+
 int io_coll_place(pario_file *fh, pario_error *err) {
     int mine = may_aggregate(fh);
     int *all = malloc((size_t)fh->nranks * sizeof *all);
-    int rc = io_agree(
-        fh->comm,
-        all ? PARIO_OK
-            : pario_fail(err, PARIO_ERR_NO_MEM, "%s: no memory to place aggregators", fh->path),
-        err);
+    int rc = all && reserve_range_buffers(fh) == PARIO_OK
+                 ? PARIO_OK
+                 : pario_fail(err, PARIO_ERR_NO_MEM, "%s: no memory for the collective buffers",
+                              fh->path);
+    rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK &&
         MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, fh->comm) != MPI_SUCCESS)
         rc = pario_fail(err, PARIO_ERR_COMM, "%s: cannot place the aggregators", fh->path);

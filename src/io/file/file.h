@@ -38,8 +38,10 @@ struct pario_file {
     int node_rank; /* this rank's index among the ranks of its node */
     int *cb_ranks; /* ranks cb_config_list lets aggregate, ascending (io/coll/place.c) */
     int ncb_ranks;
-    int sieve_writers; /* some rank may sieve a write (its view has holes and
-                          romio_ds_write allows it): plain writes then lock */
+    struct coll_range *coll_ranges; /* every rank's range in a collective call (nranks) */
+    int64_t *coll_share;            /* the allgather of ranges (nranks * SHARE_N) */
+    int sieve_writers;              /* some rank may sieve a write (its view has holes and
+                                       romio_ds_write allows it): plain writes then lock */
     char *path;
     int amode;
     io_handle io;

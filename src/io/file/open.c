@@ -99,6 +99,8 @@ static void file_free(pario_file *fh) {
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
     free(fh->cb_ranks);
+    free(fh->coll_ranges);
+    free(fh->coll_share);
     if (fh->comm != MPI_COMM_NULL)
         MPI_Comm_free(&fh->comm);
     free(fh->path);
