@@ -66,7 +66,8 @@ int ib_main(int argc, char **argv, const char *program,
 /* Aborts the whole job with a message when an MPI call failed. */
 void ib_mpi_check(int rc, const char *what);
 
-/* Barrier, then the start time of a timed region. */
+/* sync() (untimed, so that the writeback of earlier runs stays out of the
+ * region), barrier, then the start time of a timed region. */
 double ib_start(MPI_Comm comm);
 
 /* The 8-byte word stored at file offset `off` (a multiple of 8). */
