@@ -2,7 +2,7 @@
  * nonblocking and split collective forms share). */
 #include "mpiio/mpiio.h"
 
-static int op_collective(enum mpiio_op op) {
+int mpiio_op_collective(enum mpiio_op op) {
     return op == MPIIO_READ_ALL || op == MPIIO_WRITE_ALL || op == MPIIO_READ_AT_ALL ||
            op == MPIIO_WRITE_AT_ALL || op == MPIIO_READ_ORDERED || op == MPIIO_WRITE_ORDERED;
 }
@@ -19,7 +19,7 @@ void mpiio_status_set(MPI_Status *status, MPI_Count bytes) {
  * makes the ranks of a collective call agree on the error, so a bad argument
  * on one rank fails the call everywhere instead of hanging the others. */
 static int check_no_split(struct mpiio_file *f, const struct mpiio_access *a) {
-    if (op_collective(a->op) && f->split != MPIIO_SPLIT_NONE)
+    if (mpiio_op_collective(a->op) && f->split != MPIIO_SPLIT_NONE)
         return mpiio_fail(f, a->fname, MPI_ERR_OTHER,
                           "a split collective operation is outstanding on the file");
     return MPI_SUCCESS;

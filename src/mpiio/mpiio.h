@@ -144,6 +144,8 @@ struct mpiio_access {
     MPI_Datatype type;
 };
 
+/* Whether op is one of the collective forms. */
+int mpiio_op_collective(enum mpiio_op op);
 /* Validates and performs the access on f; *bytes gets the bytes moved.
  * Failures go through f's error handler; returns an MPI code. */
 int mpiio_transfer(struct mpiio_file *f, const struct mpiio_access *a, MPI_Count *bytes);

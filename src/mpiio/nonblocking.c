@@ -9,8 +9,7 @@
  * a request that is already complete. */
 #include "mpiio/mpiio.h"
 
-/* Starts an independent access in the background; PARIO_ERR_INTERN for a
- * form that has no background version. */
+/* Starts an independent access in the background. */
 static int start_access(pario_file *pf, const struct mpiio_access *a, pario_request **req) {
     switch (a->op) {
     case MPIIO_READ:
@@ -25,14 +24,9 @@ static int start_access(pario_file *pf, const struct mpiio_access *a, pario_requ
         return pario_file_iread_shared(pf, a->buf, a->count, a->type, req);
     case MPIIO_WRITE_SHARED:
         return pario_file_iwrite_shared(pf, a->buf, a->count, a->type, req);
-    default:
+    default: /* collective forms have no background version */
         return PARIO_ERR_INTERN;
     }
-}
-
-static int background_form(enum mpiio_op op) {
-    return op == MPIIO_READ || op == MPIIO_WRITE || op == MPIIO_READ_AT || op == MPIIO_WRITE_AT ||
-           op == MPIIO_READ_SHARED || op == MPIIO_WRITE_SHARED;
 }
 
 int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Request *request) {
@@ -43,7 +37,7 @@ int mpiio_transfer_request(MPI_File fh, const struct mpiio_access *a, MPI_Reques
     if (!request)
         return mpiio_fail(f, a->fname, MPI_ERR_REQUEST, "NULL request argument");
     *request = MPI_REQUEST_NULL;
-    if (background_form(a->op)) {
+    if (!mpiio_op_collective(a->op)) {
         pario_request *access = NULL;
         rc = mpiio_check(f, a->fname, start_access(f->pf, a, &access));
         return rc == MPI_SUCCESS ? mpiio_request_start(f, a->fname, access, request) : rc;
