@@ -6,7 +6,9 @@
  * the odd bytes one call each. A read-modify-write that did not exclude
  * rank 1's writes would put back stale odd bytes; since one rank's view has
  * holes, every rank's plain writes take part in the byte-range locking, and
- * afterwards every even byte is rank 0's and every odd byte rank 1's. */
+ * afterwards every even byte is rank 0's and every odd byte rank 1's. Then
+ * every rank sieves interleaved blocks at once with overlapping windows, and
+ * every block keeps its writer's bytes. */
 #include <string.h>
 #include "pario/io.h"
 #include "ptest.h"
@@ -73,6 +75,45 @@ static void check_image(pario_file *fh) {
     PT_EQ(lost, 0);
 }
 
+/* Every rank sieves at once through interleaved 16-byte blocks with 256 KiB
+ * windows that overlap the other ranks': every block must hold its writer's
+ * bytes afterwards. */
+static void check_everyone_sieving(void) {
+    enum { BLK = 16, NBLK = 8192 };
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_ds_write", "enable");
+    MPI_Info_set(info, "ind_wr_buffer_size", "262144");
+    pario_file *fh = NULL;
+    pario_error err;
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, ptest_path("sieve-all"), MPI_MODE_RDWR | MPI_MODE_CREATE,
+                          info, &fh, &err),
+          PARIO_OK);
+    MPI_Info_free(&info);
+    if (!fh)
+        return;
+    PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
+    MPI_Datatype ft = ptest_interleaved(BLK, MPI_BYTE);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
+    static unsigned char mine[BLK * NBLK], img[BLK * NBLK * 8];
+    for (int round = 0; round < ROUNDS; round++) {
+        memset(mine, 1 + rank + 8 * round, sizeof mine);
+        PT_EQ(pario_file_write_at(fh, 0, mine, sizeof mine, MPI_BYTE, NULL), PARIO_OK);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), PARIO_OK);
+    int64_t n = (int64_t)BLK * NBLK * nranks, wrong = 0;
+    PT_CHECK(nranks <= 8);
+    if (nranks <= 8) {
+        PT_EQ(pario_file_read_at(fh, 0, img, n, MPI_BYTE, NULL), PARIO_OK);
+        for (int64_t i = 0; i < n; i++)
+            wrong += img[i] != 1 + (i / BLK) % nranks + 8 * (ROUNDS - 1);
+    }
+    PT_EQ(wrong, 0);
+    MPI_Type_free(&ft);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -87,5 +128,6 @@ int main(int argc, char **argv) {
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }
+    check_everyone_sieving();
     return ptest_finish();
 }
