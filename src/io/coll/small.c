@@ -32,6 +32,7 @@
 #include <sys/uio.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
+#include "io/indep/access.h"
 #include "io/indep/cursor.h"
 
 /* Data bytes of one rank's part above which the call is planned instead:
@@ -250,7 +251,9 @@ static int64_t sorted_pieces(const funnel_bufs *b, char **data, int n) {
     return m;
 }
 
-/* One pwritev per run of adjacent pieces. */
+/* One pwritev per run of adjacent pieces (under the byte-range lock while
+ * some rank may sieve: a background sieving write of an earlier
+ * nonblocking call must not undo these bytes). */
 static int write_pieces(pario_file *fh, const funnel_bufs *b, int64_t m) {
     for (int64_t i = 0; i < m;) {
         int niov = 0;
@@ -259,7 +262,7 @@ static int write_pieces(pario_file *fh, const funnel_bufs *b, int64_t m) {
             b->iov[niov++] = (struct iovec){b->pieces[i].data, (size_t)b->pieces[i].len};
             end += b->pieces[i++].len;
         }
-        int rc = fh->io.drv->pwritev(&fh->io, b->iov, niov, off, &fh->last);
+        int rc = io_write_iov(fh, b->iov, niov, off, end - off);
         if (rc != PARIO_OK)
             return rc;
     }

@@ -190,6 +190,16 @@ static int list_read(xfer *x, char *data) {
     return PARIO_OK;
 }
 
+int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len) {
+    int locking = fh->nranks > 1 && fh->sieve_writers;
+    int rc = locking ? fh->io.drv->lock(&fh->io, off, len, 1, &fh->last) : PARIO_OK;
+    if (rc != PARIO_OK)
+        return rc;
+    rc = fh->io.drv->pwritev(&fh->io, iov, niov, off, &fh->last);
+    int urc = locking ? fh->io.drv->unlock(&fh->io, off, len, &fh->last) : PARIO_OK;
+    return rc != PARIO_OK ? rc : urc;
+}
+
 /* Write the window's runs under the byte-range lock the write needs. */
 static int window_write(xfer *x, char *data, int covered) {
     pario_file *fh = x->fh;

@@ -41,15 +41,18 @@ void io_copy_blocks(char *dst, int64_t dst_stride, const char *src, int64_t src_
 
 int io_mem_open(io_mem_cursor *m, const flat_type *t, void *buf, MPI_Count count, int64_t skip) {
     m->contig = NULL;
+    m->walking = 0;
     if (flat_is_contiguous(t) && (count == 1 || t->size == t->extent)) {
         m->contig = (char *)buf + t->true_lb + skip;
         return PARIO_OK;
     }
-    return flat_iter_init(&m->it, t, (int64_t)(intptr_t)buf, count, skip);
+    int rc = flat_iter_init(&m->it, t, (int64_t)(intptr_t)buf, count, skip);
+    m->walking = rc == PARIO_OK;
+    return rc;
 }
 
 void io_mem_close(io_mem_cursor *m) {
-    if (!m->contig)
+    if (m->walking)
         flat_iter_free(&m->it);
 }
 

@@ -13,7 +13,9 @@
 #include "io/view/view.h"
 
 typedef struct io_mem_cursor {
-    char *contig; /* next byte, when the user data is one contiguous run */
+    char *contig; /* next byte, when the user data is one contiguous run (NULL
+                     when that run is an empty buffer at address 0) */
+    int walking;  /* `it` is in use */
     flat_iter it; /* otherwise: walk of the memory datatype */
 } io_mem_cursor;
 
