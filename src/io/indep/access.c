@@ -190,8 +190,14 @@ static int list_read(xfer *x, char *data) {
     return PARIO_OK;
 }
 
+/* Whether a plain write must take the byte-range lock: while another rank
+ * may sieve a write over its bytes. */
+static int plain_writes_lock(const pario_file *fh) {
+    return fh->nranks > 1 && fh->sieve_writers;
+}
+
 int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len) {
-    int locking = fh->nranks > 1 && fh->sieve_writers;
+    int locking = plain_writes_lock(fh);
     int rc = locking ? fh->io.drv->lock(&fh->io, off, len, 1, &fh->last) : PARIO_OK;
     if (rc != PARIO_OK)
         return rc;
@@ -322,10 +328,7 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     int64_t total = (int64_t)count * mt->size;
     if (total == 0)
         return PARIO_OK;
-    xfer x = {.fh = fh,
-              .write = write,
-              .lock = write && fh->nranks > 1 && fh->sieve_writers,
-              .eof = INT64_MAX};
+    xfer x = {.fh = fh, .write = write, .lock = write && plain_writes_lock(fh), .eof = INT64_MAX};
     if ((rc = reserve_runs(fh)) != PARIO_OK)
         return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
     x.w.r = fh->scratch.runs;
