@@ -8,8 +8,14 @@
  * holes, every rank's plain writes take part in the byte-range locking, and
  * afterwards every even byte is rank 0's and every odd byte rank 1's. Then
  * every rank sieves interleaved blocks at once with overlapping windows, and
- * every block keeps its writer's bytes. */
+ * every block keeps its writer's bytes. Last, a small collective write,
+ * which rank 0 writes for everyone, takes the same lock: while a lock of the
+ * test's own on that range is held, the call does not return. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 #include "pario/io.h"
 #include "ptest.h"
 
@@ -114,6 +120,56 @@ static void check_everyone_sieving(void) {
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 
+/* The lock the funnel's write must wait for: an OFD lock through a
+ * descriptor of the test's own, dropped by a thread after a pause. */
+typedef struct held_lock {
+    int fd;
+    atomic_int dropped;
+} held_lock;
+
+static int ofd_lock(int fd, short type, off_t len) {
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = len};
+    return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+static void *drop_later(void *arg) {
+    held_lock *h = arg;
+    usleep(300 * 1000); /* far longer than the write takes when it does not wait */
+    atomic_store(&h->dropped, 1);
+    ofd_lock(h->fd, F_UNLCK, 0);
+    return NULL;
+}
+
+static void check_funnel_locks(void) {
+    enum { BLK = 100, NBLK = 16 };
+    const char *path = ptest_path("sieve-funnel");
+    pario_file *fh = open_sieving(path);
+    if (!fh)
+        return;
+    PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
+    MPI_Datatype ft = ptest_interleaved(BLK, MPI_BYTE); /* holes: plain writes lock */
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
+    held_lock h = {.fd = -1};
+    pthread_t t;
+    if (rank == 0) { /* the funnel: it writes every rank's small part */
+        h.fd = open(path, O_RDWR);
+        PT_CHECK(h.fd >= 0 && ofd_lock(h.fd, F_WRLCK, 0) == 0);
+        PT_EQ(pthread_create(&t, NULL, drop_later, &h), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    static unsigned char mine[BLK * NBLK];
+    memset(mine, 1 + rank, sizeof mine);
+    PT_EQ(pario_file_write_all(fh, mine, sizeof mine, MPI_BYTE, NULL), PARIO_OK);
+    if (rank == 0) {
+        PT_CHECK(atomic_load(&h.dropped)); /* returned only after the lock was dropped */
+        pthread_join(t, NULL);
+        close(h.fd);
+    }
+    MPI_Type_free(&ft);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -129,5 +185,6 @@ int main(int argc, char **argv) {
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }
     check_everyone_sieving();
+    check_funnel_locks();
     return ptest_finish();
 }

@@ -2,8 +2,9 @@
  * and the cursors built on it (src/io/indep/cursor.c): random datatypes
  * packed and unpacked in random chunks against MPI_Pack / MPI_Unpack, file
  * cursors handing out runs against the extent-by-extent walk, the strided
- * block copy against a byte loop, and tiny-block views read and written
- * through small sieving windows and across end of file, byte-exact. */
+ * block copy against a byte loop, tiny-block views read and written
+ * through small sieving windows and across end of file, byte-exact, and an
+ * empty contiguous buffer at address 0, which has no walk to free. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,20 @@ static void test_tiny_blocks(void) {
         check_tiny_case(&cases[i]);
 }
 
+/* A cursor over zero ints at NULL: its contiguous run starts at address 0,
+ * and closing it must not free a walk it never made (the cursor's memory
+ * is filled with garbage first, as an uninitialized stack variable is). */
+static void test_empty_buffer(void) {
+    const flat_type *f = NULL;
+    PT_EQ(flat_get(MPI_INT, &f), PARIO_OK);
+    if (!f)
+        return;
+    io_mem_cursor m;
+    memset(&m, 0xA5, sizeof m);
+    PT_EQ(io_mem_open(&m, f, NULL, 0, 0), PARIO_OK);
+    io_mem_close(&m);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -404,5 +419,6 @@ int main(int argc, char **argv) {
     test_random_types();
     test_tiled_types();
     test_tiny_blocks();
+    test_empty_buffer();
     return ptest_finish();
 }
