@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
 
 static int ptest_passed, ptest_failed;
 
@@ -107,6 +110,25 @@ static inline MPI_Datatype ptest_interleaved(int count, MPI_Datatype type) {
     MPI_Type_commit(&t);
     MPI_Type_free(&one);
     return t;
+}
+
+/* Rank 0 reads the whole file (at most cap bytes) with POSIX; every rank
+ * gets the bytes. Returns the count, -1 when the file cannot be opened. */
+static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int64_t cap) {
+    int64_t n = 0;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int fd = open(path, O_RDONLY);
+        n = fd < 0 ? -1 : pread(fd, buf, (size_t)cap, 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (n > 0)
+        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return n;
 }
 
 static inline int ptest_finish(void) {

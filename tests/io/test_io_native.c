@@ -9,22 +9,6 @@
 
 static int rank, nranks;
 
-/* Rank 0 reads the whole file with POSIX; every rank gets the bytes. */
-static int64_t file_image(const char *path, unsigned char *buf, int64_t cap) {
-    int64_t n = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        int fd = open(path, O_RDONLY);
-        n = fd < 0 ? -1 : pread(fd, buf, (size_t)cap, 0);
-        if (fd >= 0)
-            close(fd);
-    }
-    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    if (n > 0)
-        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-    return n;
-}
-
 static void test_open_errors(void) {
     pario_file *fh = NULL;
     pario_error err;
@@ -100,7 +84,7 @@ static void write_interleaved(const char *path, const char *ds, int collective, 
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 
     static unsigned char img[1 << 16];
-    int64_t n = file_image(path, img, sizeof img);
+    int64_t n = ptest_file_image(path, img, sizeof img);
     PT_EQ(n, (int64_t)(NBLK * blk * nranks * sizeof(int)));
     int ok = 1;
     const int *v = (const int *)img;
@@ -132,9 +116,12 @@ static void test_short_read_and_bad_input(void) {
     const char *path = ptest_path("short");
     pario_file *fh = NULL;
     pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
-                          &fh, &err),
+    MPI_Info agreed; /* collective writes not kept behind: argument errors are agreed */
+    MPI_Info_create(&agreed);
+    MPI_Info_set(agreed, "pario_cb_write_behind", "disable");
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, agreed, &fh, &err),
           PARIO_OK);
+    MPI_Info_free(&agreed);
     char data[100];
     memset(data, 'a' + rank, sizeof data);
     MPI_Count bytes = 0;
@@ -159,7 +146,7 @@ static void test_short_read_and_bad_input(void) {
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     /* Nothing above changed the file. */
     static unsigned char img[4096];
-    int64_t n = file_image(path, img, sizeof img);
+    int64_t n = ptest_file_image(path, img, sizeof img);
     PT_EQ(n, nranks * 100);
     int ok = 1;
     for (int64_t i = 0; i < n; i++)
@@ -262,7 +249,7 @@ static void test_short_extent_filetype(void) {
     PT_EQ(bytes, 2 * BLK);
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     static unsigned char img[GAP + 64 * BLK];
-    int64_t n = file_image(path, img, sizeof img);
+    int64_t n = ptest_file_image(path, img, sizeof img);
     PT_EQ(n, GAP + (int64_t)nranks * BLK);
     int ok = 1;
     for (int r = 0; r < nranks; r++)

@@ -180,15 +180,23 @@ static void report_hang(int sig) {
     _exit(1);
 }
 
-/* A collective call with a bad argument on the last rank only: every rank
- * must return (no hang) with the same error. No MPI promises this for the
- * system's MPI-IO (OMPIO's other ranks wait in the collective forever), so
- * it runs under pario only. */
+/* A collective call with a bad argument on the last rank only: no rank may
+ * hang. With collective writes not kept behind (pario_cb_write_behind
+ * disabled) every rank returns the same error and nothing is written; kept
+ * (the default for contiguous views on one node) each rank checks its own
+ * arguments: the last rank fails, the others' parts reach the file. No MPI
+ * promises either for the system's MPI-IO (OMPIO's other ranks wait in the
+ * collective forever), so it runs under pario only. */
 static void check_collective_one_bad(const char *path) {
     if (!ptest_on_pario() || conf_size() < 2)
         return;
     MPI_File fh;
-    if (!PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)))
+    MPI_Info agreed;
+    MPI_Info_create(&agreed);
+    MPI_Info_set(agreed, "pario_cb_write_behind", "disable");
+    int opened = PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, agreed, &fh));
+    MPI_Info_free(&agreed);
+    if (!opened)
         return;
     unsigned char junk[PART];
     memset(junk, 0xcc, sizeof junk);
@@ -206,6 +214,17 @@ static void check_collective_one_bad(const char *path) {
     CONF_SAME_CLASS(rc);
     alarm(0);
     PT_MPI_OK(MPI_File_close(&fh));
+    CONF_EXPECT_IMAGE(path, image, image_len);
+
+    if (!PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)))
+        return;
+    alarm(HANG_SECONDS);
+    rc = MPI_File_write_at_all(fh, where, junk, PART, MPI_BYTE, MPI_STATUS_IGNORE);
+    PT_MPI_CLASS(rc, rank == last ? MPI_ERR_ARG : MPI_SUCCESS);
+    alarm(0);
+    PT_MPI_OK(MPI_File_close(&fh));
+    for (int r = 0; r < last; r++)
+        memset(image + r * PART, 0xcc, PART);
     CONF_EXPECT_IMAGE(path, image, image_len);
 }
 

@@ -51,6 +51,14 @@ int coll_small_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_C
                      const flat_type *mt, int64_t total, const coll_range *mine, coll_range *all,
                      int *done);
 
+/* Whether this collective write is kept in the rank's log (behind.c): the
+ * same answer on every rank (hints, mode and the views agreed at set_view). */
+int coll_behind_applies(const pario_file *fh, int write);
+/* Keep this rank's part (rc: its verdict on the arguments, not shared) in
+ * its log, or write it now when it does not fit. No communication. */
+int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+                      const flat_type *mt, int64_t total, int64_t *moved);
+
 /* Run the exchange-and-I/O cycles. total: this rank's data bytes (already
  * clipped at end of file for reads). rc: this rank's outcome so far (a
  * failed plan), agreed on together with the set-up. */

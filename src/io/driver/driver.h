@@ -13,9 +13,10 @@ typedef struct io_driver io_driver;
 /* One open file of a driver. `err` receives messages naming `path`. */
 typedef struct io_handle {
     const io_driver *drv;
-    const char *path;  /* owned by the caller; outlives the handle */
-    int fd;            /* posix: the file descriptor */
-    int readable;      /* opened with read access (data sieving needs it for writes) */
+    const char *path; /* owned by the caller; outlives the handle */
+    int fd;           /* posix: the file descriptor */
+    int readable;     /* opened with read access (data sieving needs it for writes) */
+    int regular;      /* a regular file (not a device, pipe or socket) */
 } io_handle;
 
 /* Flags for io_driver.open, independent of the MPI amode bits. */

@@ -35,7 +35,8 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     if (fd < 0)
         return pario_fail_errno(err, errno, "open", path);
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int known = fstat(fd, &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) {
         close(fd);
         return pario_fail(err, PARIO_ERR_BAD_FILE, "open %s: is a directory", path);
     }
@@ -43,6 +44,7 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->path = path;
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
+    h->regular = known && S_ISREG(st.st_mode);
     return PARIO_OK;
 }
 

@@ -42,6 +42,14 @@ struct pario_file {
     int64_t *coll_share;            /* the allgather of ranges (nranks * SHARE_N) */
     int sieve_writers;              /* some rank may sieve a write (its view has holes and
                                        romio_ds_write allows it): plain writes then lock */
+    int plain_views;                /* every rank's view is contiguous in the file and the
+                                       file is a regular file (agreed, io_file_settle) */
+    struct log_window *log;         /* kept collective writes (io/coll/behind.c) */
+    struct log_cache *log_cache;    /* windows parked on the program's communicator */
+    int64_t log_seq;                /* collective writes considered for keeping */
+    int log_pending;                /* a collective write was kept on some rank since the
+                                       last flush (the same on every rank) */
+    int log_failed;                 /* no shared window could be made: keep nothing */
     char *path;
     int amode;
     io_handle io;

@@ -98,6 +98,7 @@ static void file_free(pario_file *fh) {
         return;
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
+    io_coll_log_detach(fh);
     free(fh->cb_ranks);
     free(fh->coll_ranges);
     free(fh->coll_share);
@@ -123,6 +124,7 @@ static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out
         return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
     }
     MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
+    fh->log_cache = io_coll_log_cache(comm);
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nranks);
     *out = fh;
@@ -156,9 +158,9 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, path, err), err);
     }
     if (rc == PARIO_OK)
-        rc = io_file_settle(fh, err);
-    if (rc == PARIO_OK)
         rc = open_storage(fh, err);
+    if (rc == PARIO_OK)
+        rc = io_file_settle(fh, err); /* after open_storage: it asks what the file is */
     if (rc == PARIO_OK)
         rc = init_pointers(fh, err);
     if (rc != PARIO_OK) {
@@ -176,10 +178,16 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     pario_file *fh = pfh ? *pfh : NULL;
     if (!fh)
         return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
-    io_async_stop(fh); /* pending nonblocking accesses finish first */
+    io_async_stop(fh);               /* pending nonblocking accesses finish first */
+    int lrc = io_coll_log_flush(fh); /* then the kept collective writes (agreed) */
     io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, rc, err);
+    if (lrc != PARIO_OK) {
+        rc = lrc;
+        if (err)
+            *err = fh->last;
+    }
     if (fh->amode & MPI_MODE_DELETE_ON_CLOSE) {
         int drc = fh->rank == 0 ? fh->io.drv->remove(fh->path, err) : PARIO_OK;
         drc = io_agree(fh->comm, drc, err);

@@ -8,24 +8,28 @@
 
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
-    int rc = PARIO_OK;
     io_async_drain(fh); /* what was started before is made durable too */
-    if (!(fh->amode & MPI_MODE_RDONLY))
+    int rc = io_coll_log_flush(fh);
+    if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
         rc = fh->io.drv->sync(&fh->io, err);
     return io_file_result(fh, io_agree(fh->comm, rc, err));
 }
 
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
-    int rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
+    int rc = io_coll_log_write_own(fh); /* this rank's kept writes count */
+    if (rc == PARIO_OK)
+        rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
     *size = s;
     return io_file_result(fh, rc);
 }
 
 static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op) {
     pario_error *err = &fh->last;
-    int rc = PARIO_OK;
     io_async_drain(fh);
+    int rc = io_coll_log_flush(fh);
+    if (rc != PARIO_OK)
+        return io_file_result(fh, rc);
     if (size < 0)
         rc = pario_fail(err, PARIO_ERR_ARG, "%s %s: negative size %lld", op, fh->path,
                         (long long)size);
@@ -75,33 +79,43 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     return io_file_result(fh, PARIO_OK);
 }
 
-/* A sieving write reads a window, patches it and writes it back: a plain
- * write by another rank into a gap of that window would be lost unless it
- * takes part in the same byte-range locking. Only ranks whose view has
- * holes ever sieve a write, so while no rank's does (always the case with
- * the default view), plain writes skip the two fcntl calls of a lock. */
-static int agree_sieving(pario_file *fh, pario_error *err) {
-    int mine = !fh->view.linear && fh->hints.ds_write != IO_DISABLE;
-    if (MPI_Allreduce(&mine, &fh->sieve_writers, 1, MPI_INT, MPI_LOR, fh->comm) != MPI_SUCCESS) {
-        fh->sieve_writers = 1; /* when in doubt, lock */
-        return pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on data sieving", fh->path);
-    }
-    return PARIO_OK;
+/* What the ranks' views allow, agreed in one allreduce:
+ * - A sieving write reads a window, patches it and writes it back: a plain
+ *   write by another rank into a gap of that window would be lost unless it
+ *   takes part in the same byte-range locking. Only ranks whose view has
+ *   holes ever sieve a write, so while no rank's does (always the case with
+ *   the default view), plain writes skip the two fcntl calls of a lock.
+ * - When every rank's view is contiguous in a regular file, small
+ *   collective writes may be kept behind (io/coll/behind.c). */
+static int agree_views(pario_file *fh, pario_error *err) {
+    int mine[2] = {!fh->view.linear && fh->hints.ds_write != IO_DISABLE,
+                   !fh->view.linear || !fh->io.regular};
+    int any[2] = {1, 1}; /* when in doubt, lock and keep nothing */
+    int ok = MPI_Allreduce(mine, any, 2, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
+    fh->sieve_writers = any[0];
+    fh->plain_views = !any[1];
+    return ok ? PARIO_OK
+              : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the views", fh->path);
 }
 
 int io_file_settle(pario_file *fh, pario_error *err) {
     int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
-    return rc == PARIO_OK ? io_agree(fh->comm, agree_sieving(fh, err), err) : rc;
+    return rc == PARIO_OK ? io_agree(fh->comm, agree_views(fh, err), err) : rc;
 }
 
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
+    int rc = io_coll_log_flush(fh); /* kept under the hints in effect until now */
     io_hints_apply_info(&fh->hints, info);
-    return io_file_result(fh, io_file_settle(fh, &fh->last));
+    if (rc == PARIO_OK)
+        rc = io_file_settle(fh, &fh->last);
+    return io_file_result(fh, rc);
 }
 
 int pario_file_set_atomicity(pario_file *fh, int flag) {
     long long mine = !!flag;
-    int rc = io_check_same(fh->comm, &mine, 1, "set_atomicity", "flags", fh->path, &fh->last);
+    int rc = io_coll_log_flush(fh);
+    if (rc == PARIO_OK)
+        rc = io_check_same(fh->comm, &mine, 1, "set_atomicity", "flags", fh->path, &fh->last);
     if (rc == PARIO_OK)
         fh->atomic = !!flag;
     return io_file_result(fh, rc);
@@ -115,8 +129,10 @@ int pario_file_get_atomicity(const pario_file *fh, int *flag) {
 int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                         const char *datarep, MPI_Info info) {
     pario_error *err = &fh->last;
-    int rc = PARIO_OK;
-    io_async_drain(fh); /* pending requests run on the view being replaced */
+    io_async_drain(fh);             /* pending requests run on the view being replaced */
+    int rc = io_coll_log_flush(fh); /* kept writes belong to the view being replaced */
+    if (rc != PARIO_OK)
+        return io_file_result(fh, rc);
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         if (!(fh->amode & MPI_MODE_SEQUENTIAL))
             rc = pario_fail(err, PARIO_ERR_ARG,
@@ -180,7 +196,9 @@ int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
 
 int io_eof_position(pario_file *fh, MPI_Offset *etypes) {
     int64_t size = 0, pos = 0;
-    int rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
+    int rc = io_coll_log_write_own(fh); /* this rank's kept writes count */
+    if (rc == PARIO_OK)
+        rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
     if (rc == PARIO_OK)
         rc = view_pos_of_byte(&fh->view, size, &pos);
     *etypes = (pos + fh->view.etype_size - 1) / fh->view.etype_size;

@@ -36,7 +36,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     h->cb_nodes =
         nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:%d", IO_AGGREGATORS_PER_NODE);
-    h->cb_read = h->cb_write = h->cb_read_pipeline = IO_AUTOMATIC;
+    h->cb_read = h->cb_write = h->cb_read_pipeline = h->cb_write_behind = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
     h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
     h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
@@ -135,6 +135,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_switch(val, &h->cb_write);
     else if (!strcmp(key, "pario_cb_read_pipeline"))
         parse_switch(val, &h->cb_read_pipeline);
+    else if (!strcmp(key, "pario_cb_write_behind"))
+        parse_switch(val, &h->cb_write_behind);
     else if (!strcmp(key, "romio_ds_read"))
         parse_switch(val, &h->ds_read);
     else if (!strcmp(key, "romio_ds_write"))
@@ -195,10 +197,10 @@ static void apply_hints_file(io_hints *h, const char *path) {
 }
 
 static const char *const hint_keys[] = {
-    "cb_buffer_size",        "pario_cb_cycle_size", "cb_nodes",      "cb_config_list",
-    "romio_cb_read",         "romio_cb_write",      "romio_ds_read", "romio_ds_write",
-    "ind_rd_buffer_size",    "ind_wr_buffer_size",  "striping_unit", "striping_factor",
-    "pario_cb_read_pipeline"};
+    "cb_buffer_size",         "pario_cb_cycle_size",  "cb_nodes",      "cb_config_list",
+    "romio_cb_read",          "romio_cb_write",       "romio_ds_read", "romio_ds_write",
+    "ind_rd_buffer_size",     "ind_wr_buffer_size",   "striping_unit", "striping_factor",
+    "pario_cb_read_pipeline", "pario_cb_write_behind"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -232,6 +234,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "romio_cb_read", switch_name(h->cb_read));
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
+    MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
     MPI_Info_set(*info, "romio_ds_read", switch_name(h->ds_read));
     MPI_Info_set(*info, "romio_ds_write", switch_name(h->ds_write));
     snprintf(v, sizeof v, "%lld", (long long)h->ind_rd_buffer_size);

@@ -24,6 +24,7 @@ typedef struct io_hints {
     char cb_config_list[IO_HINT_STR_MAX];
     io_switch cb_read, cb_write; /* romio_cb_read / romio_cb_write */
     io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: prefetch the next read cycle */
+    io_switch cb_write_behind;   /* pario_cb_write_behind: keep small collective writes */
     io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
     int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */
     int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */

@@ -1,0 +1,490 @@
+/* Write-behind of small collective writes (the log).
+ *
+ * When every rank's view maps its data to one contiguous extent and all
+ * ranks share one node, a collective write gains nothing from moving data
+ * between ranks except fewer, larger system calls; what it costs is its
+ * synchronisation, every call. Here such a write costs none: each rank
+ * copies its part (up to 32 KiB; a larger one it writes at once itself)
+ * into its own slice of a shared-memory window (min(cb_buffer_size, 1 GiB)
+ * bytes in all) and publishes it. Any rank can
+ * write every rank's published pieces, under a lock kept in the window:
+ * sorted by offset, one pwritev per run of adjacent pieces, straight from
+ * the window. A rank does that when its slice is full, before its own
+ * independent accesses, get_size or a seek from the end (so it sees its own
+ * kept bytes), and rank 0 does it at every collective point that must see
+ * all of them (sync, close, set_view, set_size, preallocate, set_info,
+ * set_atomicity, a collective access that is not kept), where the outcome
+ * is agreed. MPI's nonatomic mode promises other ranks a write only after
+ * sync or close, so nothing more is owed to them.
+ *
+ * The window outlives the file: it is parked on the program's communicator
+ * (an attribute) and taken again by the next file opened on it, so a
+ * checkpoint loop pays for making and first touching it once.
+ *
+ * What changes for the program: a kept call checks its arguments on its own
+ * rank only (a bad argument fails that rank; the others' parts are kept),
+ * and a failure to write kept bytes is reported by the call that wrote them
+ * and by the next collective point, naming the file. Overlapping kept
+ * writes of different ranks land in call order when they reach the file
+ * together, in an unspecified order otherwise (MPI leaves that undefined
+ * without sync). pario_cb_write_behind=disable turns all this off. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "common/error.h"
+#include "io/coll/coll_internal.h"
+#include "io/indep/access.h"
+#include "io/indep/cursor.h"
+
+/* Pieces one rank's slice holds. */
+#define LOG_PIECES 4096
+/* Largest sum of all ranks' slices. */
+#define LOG_ALL_MAX ((int64_t)1 << 30)
+/* Most ranks that keep writes (each slice is cb_buffer_size / nranks). */
+#define LOG_MAX_RANKS 64
+/* Buffers of one pwritev (Linux's IOV_MAX). */
+#define LOG_IOV 1024
+/* Largest part kept; a larger part is written at once by its rank, still
+ * without a message. Measured (pario bench ior, 4 ranks, medians of 5):
+ * keeping every part, segmented-64k-coll 1108 and 848 MiB/s, strided-64k
+ * 2236 and 2243, hard-coll (47,008 B) 1751 and 1835; keeping parts up to
+ * 32 KiB, 2976 and 2652, 2997 and 2713, 1872 and 1886. A large part's copy
+ * into the window costs about what its own pwrite does. */
+#define LOG_KEEP_MAX ((int64_t)32 << 10)
+
+/* A kept piece: file extent, the collective call it came from, where its
+ * bytes are in the slice's data. */
+typedef struct log_piece {
+    int64_t off, len, seq, at;
+} log_piece;
+
+/* The head of every slice. The lock and the failure record are used in
+ * rank 0's slice only. */
+typedef struct slice_head {
+    pthread_mutex_t lock;          /* process-shared: whoever writes pieces holds it */
+    _Atomic int64_t committed;     /* pieces the owner has published */
+    int64_t consumed;              /* pieces written to the file (under the lock) */
+    int failed;                    /* first failure of a write of kept pieces ... */
+    char msg[PARIO_ERROR_MSG_MAX]; /* ... and its message */
+} slice_head;
+
+typedef struct log_window log_window;
+typedef struct log_cache log_cache;
+
+/* One window: every rank's slice is a head, LOG_PIECES pieces, cap bytes. */
+struct log_window {
+    MPI_Win win;
+    int nranks, rank;
+    int64_t cap;
+    char **slice;   /* every rank's slice */
+    int64_t used;   /* bytes of this rank's data in its slice */
+    log_piece *all; /* room for every rank's pieces when writing them (or NULL) */
+};
+
+/* The windows parked on a communicator, shared by the files opened on it. */
+struct log_cache {
+    int refs;         /* the attribute's and every open file's */
+    int attached;     /* still an attribute of the communicator */
+    log_window *idle; /* a window no file uses */
+};
+
+static slice_head *head_of(const log_window *w, int r) {
+    return (slice_head *)w->slice[r];
+}
+
+static log_piece *pieces_of(const log_window *w, int r) {
+    return (log_piece *)(w->slice[r] + sizeof(slice_head));
+}
+
+static char *data_of(const log_window *w, int r) {
+    return w->slice[r] + sizeof(slice_head) + LOG_PIECES * sizeof(log_piece);
+}
+
+/* ---- the window ---------------------------------------------------------------------- */
+
+/* After MPI_Finalize began: the window is MPI's to tear down. */
+static void window_forget(log_window *w) {
+    free(w->slice);
+    free(w->all);
+    free(w);
+}
+
+static void window_free(log_window *w) {
+    if (!w)
+        return;
+    if (w->win != MPI_WIN_NULL) {
+        if (w->rank == 0 && w->slice)
+            pthread_mutex_destroy(&head_of(w, 0)->lock);
+        MPI_Win_unlock_all(w->win);
+        MPI_Win_free(&w->win);
+    }
+    window_forget(w);
+}
+
+static int init_lock(slice_head *h) {
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (rc == 0)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (rc == 0)
+        rc = pthread_mutex_init(&h->lock, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc == 0 ? PARIO_OK : PARIO_ERR_INTERN;
+}
+
+/* Where every slice is; rank 0 makes the lock. */
+static int window_map(log_window *w) {
+    w->slice = malloc((size_t)w->nranks * sizeof *w->slice);
+    if (!w->slice)
+        return PARIO_ERR_NO_MEM;
+    for (int r = 0; r < w->nranks; r++) {
+        MPI_Aint size = 0;
+        int unit = 0;
+        if (MPI_Win_shared_query(w->win, r, &size, &unit, &w->slice[r]) != MPI_SUCCESS)
+            return PARIO_ERR_COMM;
+    }
+    memset(head_of(w, w->rank), 0, sizeof(slice_head));
+    if (w->rank == 0 && init_lock(head_of(w, 0)) != PARIO_OK)
+        return PARIO_ERR_INTERN;
+    return MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+}
+
+/* Collective: a new window of cap bytes of data per rank; *out NULL when
+ * it could not be made on some rank (the same on every rank). */
+static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
+    log_window *w = calloc(1, sizeof *w);
+    int rc = w ? PARIO_OK : PARIO_ERR_NO_MEM;
+    if (w) {
+        w->win = MPI_WIN_NULL;
+        w->cap = cap;
+        MPI_Comm_rank(comm, &w->rank);
+        MPI_Comm_size(comm, &w->nranks);
+        char *base = NULL;
+        MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + LOG_PIECES * sizeof(log_piece) + cap);
+        if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &w->win) != MPI_SUCCESS)
+            rc = PARIO_ERR_NO_MEM;
+    }
+    if (rc == PARIO_OK)
+        rc = window_map(w);
+    int ok = rc == PARIO_OK, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm); /* the lock exists after this */
+    if (!all) {
+        window_free(w);
+        w = NULL;
+    }
+    *out = w;
+    return all ? PARIO_OK : PARIO_ERR_NO_MEM;
+}
+
+/* ---- the cache on the program's communicator --------------------------------------- */
+
+/* Process-wide, like the datatype cache of io/flat: one keyval made on first
+ * use, and whether MPI_Finalize has begun. MPI deletes MPI_COMM_SELF's
+ * attributes first in MPI_Finalize and MPI_COMM_WORLD's after its windows
+ * are gone, so a window still parked then is only forgotten. */
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static int cache_keyval = MPI_KEYVAL_INVALID;
+static atomic_int finalizing;
+
+static void cache_release(log_cache *c) {
+    if (c && --c->refs == 0) {
+        window_free(c->idle);
+        free(c);
+    }
+}
+
+/* The communicator is freed (collective): its parked window goes too. */
+static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    log_cache *c = value;
+    c->attached = 0;
+    if (c->idle && atomic_load(&finalizing))
+        window_forget(c->idle);
+    else
+        window_free(c->idle);
+    c->idle = NULL;
+    cache_release(c);
+    return MPI_SUCCESS;
+}
+
+static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    atomic_store(&finalizing, 1);
+    return MPI_SUCCESS;
+}
+
+static void cache_keyval_create(void) {
+    int self_keyval = MPI_KEYVAL_INVALID;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_begins, &self_keyval, NULL) !=
+            MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL) != MPI_SUCCESS)
+        return; /* without the warning, windows are never parked */
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
+}
+
+log_cache *io_coll_log_cache(MPI_Comm comm) {
+    pthread_once(&cache_once, cache_keyval_create);
+    if (cache_keyval == MPI_KEYVAL_INVALID)
+        return NULL;
+    log_cache *c = NULL;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, cache_keyval, &c, &found) != MPI_SUCCESS)
+        return NULL;
+    if (!found) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return NULL;
+        c->refs = c->attached = 1;
+        if (MPI_Comm_set_attr(comm, cache_keyval, c) != MPI_SUCCESS) {
+            free(c);
+            return NULL;
+        }
+    }
+    c->refs++;
+    return c;
+}
+
+/* ---- writing kept pieces ---------------------------------------------------------------- */
+
+static int by_offset(const void *a, const void *b) {
+    const log_piece *x = a, *y = b;
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int by_call(const void *a, const void *b) {
+    const log_piece *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Write n pieces whose `at` is an address (as an integer): sorted by
+ * offset, one pwritev per run of adjacent ones; when two overlap, one by one
+ * in the order of their calls (a later call's bytes win). */
+static int write_sorted(pario_file *fh, log_piece *p, int64_t n) {
+    qsort(p, (size_t)n, sizeof *p, by_offset);
+    int overlap = 0;
+    for (int64_t i = 1; i < n && !overlap; i++)
+        overlap = p[i].off < p[i - 1].off + p[i - 1].len;
+    if (overlap) /* stable enough: one rank's pieces of one call never overlap */
+        qsort(p, (size_t)n, sizeof *p, by_call);
+    struct iovec iov[LOG_IOV];
+    int rc = PARIO_OK;
+    for (int64_t i = 0; i < n && rc == PARIO_OK;) {
+        int niov = 0;
+        int64_t off = p[i].off, end = off;
+        do {
+            iov[niov++] = (struct iovec){(char *)(intptr_t)p[i].at, (size_t)p[i].len};
+            end += p[i++].len;
+        } while (!overlap && i < n && niov < LOG_IOV && p[i].off == end);
+        rc = io_write_iov(fh, iov, niov, off, end - off);
+    }
+    return rc;
+}
+
+/* Without memory to sort: every slice's pieces in turn, in their order. */
+static int write_unsorted(pario_file *fh, log_window *w, const int64_t *upto) {
+    int rc = PARIO_OK;
+    for (int r = 0; r < w->nranks && rc == PARIO_OK; r++) {
+        const log_piece *p = pieces_of(w, r);
+        for (int64_t i = head_of(w, r)->consumed; i < upto[r] && rc == PARIO_OK; i++) {
+            struct iovec iov = {data_of(w, r) + p[i].at, (size_t)p[i].len};
+            rc = io_write_iov(fh, &iov, 1, p[i].off, p[i].len);
+        }
+    }
+    return rc;
+}
+
+/* With the lock held: write every rank's published, unwritten pieces.
+ * They count as written even when writing failed (the failure is recorded
+ * for the next collective point), so no piece is written twice. */
+static int write_published(pario_file *fh, log_window *w) {
+    int64_t upto[LOG_MAX_RANKS], n = 0;
+    if (!w->all)
+        w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
+    for (int r = 0; r < w->nranks; r++) {
+        upto[r] = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
+        const log_piece *p = pieces_of(w, r);
+        for (int64_t i = head_of(w, r)->consumed; w->all && i < upto[r]; i++, n++) {
+            w->all[n] = p[i];
+            w->all[n].at = (int64_t)(intptr_t)(data_of(w, r) + p[i].at);
+        }
+    }
+    int rc = w->all ? write_sorted(fh, w->all, n) : write_unsorted(fh, w, upto);
+    for (int r = 0; r < w->nranks; r++)
+        head_of(w, r)->consumed = upto[r];
+    slice_head *h0 = head_of(w, 0);
+    if (rc != PARIO_OK && !h0->failed) {
+        h0->failed = rc;
+        snprintf(h0->msg, sizeof h0->msg, "%s", fh->last.msg);
+    }
+    return rc;
+}
+
+static int write_all_published(pario_file *fh, log_window *w) {
+    pthread_mutex_lock(&head_of(w, 0)->lock);
+    int rc = write_published(fh, w);
+    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    return rc;
+}
+
+int io_coll_log_write_own(pario_file *fh) {
+    return fh->log ? write_all_published(fh, fh->log) : PARIO_OK;
+}
+
+/* ---- the call ------------------------------------------------------------------------- */
+
+int coll_behind_applies(const pario_file *fh, int write) {
+    return write && fh->hints.cb_write == IO_AUTOMATIC && !fh->atomic && fh->nranks > 1 &&
+           fh->nranks <= LOG_MAX_RANKS && fh->nnodes == 1 && fh->plain_views &&
+           fh->hints.cb_write_behind != IO_DISABLE && !fh->log_failed;
+}
+
+/* Data bytes of one slice: a multiple of 64, so every slice (packed one
+ * after the other in the window) starts aligned and on its own cache line. */
+static int64_t slice_cap(const pario_file *fh) {
+    int64_t all = fh->hints.cb_buffer_size < LOG_ALL_MAX ? fh->hints.cb_buffer_size : LOG_ALL_MAX;
+    return all / fh->nranks / 64 * 64;
+}
+
+/* Collective (every rank keeps the same calls): this file's window, taken
+ * from the communicator's cache when one of the right size is parked there,
+ * else made (and a parked one of another size dropped). */
+static log_window *log_get(pario_file *fh) {
+    int64_t cap = slice_cap(fh);
+    if (fh->log && fh->log->cap == cap)
+        return fh->log;
+    log_cache *c = fh->log_cache;
+    io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+    if (c && c->idle && c->idle->cap == cap) {
+        fh->log = c->idle;
+        c->idle = NULL;
+        return fh->log;
+    }
+    if (c && c->idle) {
+        window_free(c->idle);
+        c->idle = NULL;
+    }
+    if (window_new(fh->comm, cap, &fh->log) != PARIO_OK)
+        fh->log_failed = 1; /* the same on every rank: keep nothing on this file */
+    return fh->log;
+}
+
+/* Room for total bytes in this rank's slice: when it lacks it, every
+ * rank's published pieces are written and the slice starts again. */
+static int make_room(pario_file *fh, log_window *w, int64_t total) {
+    slice_head *mine = head_of(w, w->rank);
+    int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
+    if (w->used + total <= w->cap && n < LOG_PIECES)
+        return PARIO_OK;
+    pthread_mutex_lock(&head_of(w, 0)->lock);
+    int rc = write_published(fh, w);
+    atomic_store_explicit(&mine->committed, 0, memory_order_relaxed);
+    mine->consumed = 0;
+    w->used = 0;
+    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    return rc;
+}
+
+/* Copy the part into the slice and publish it. */
+static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Count count,
+                const flat_type *mt, int64_t total) {
+    io_mem_cursor m;
+    int rc = io_mem_open(&m, mt, (void *)buf, count, 0);
+    if (rc != PARIO_OK)
+        return rc;
+    char *to = data_of(w, w->rank) + w->used;
+    if (m.contig)
+        memcpy(to, m.contig, (size_t)total);
+    else
+        io_mem_copy(&m, to, total, 1);
+    io_mem_close(&m);
+    slice_head *mine = head_of(w, w->rank);
+    int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
+    pieces_of(w, w->rank)[n] = (log_piece){off, total, seq, w->used};
+    w->used += total;
+    atomic_store_explicit(&mine->committed, n + 1, memory_order_release);
+    return PARIO_OK;
+}
+
+int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+                      const flat_type *mt, int64_t total, int64_t *moved) {
+    fh->log_pending = 1; /* every rank: the next collective point writes the slices */
+    int64_t seq = ++fh->log_seq;
+    log_window *w = log_get(fh);
+    if (rc != PARIO_OK || total == 0)
+        return rc;
+    int64_t off = 0;
+    rc = view_byte_of_pos(&fh->view, pos, &off);
+    if (rc == PARIO_OK && w && total <= w->cap && total <= LOG_KEEP_MAX) {
+        rc = make_room(fh, w, total);
+        if (rc == PARIO_OK)
+            rc = keep(w, off, seq, buf, count, mt, total);
+        *moved = rc == PARIO_OK ? total : 0;
+        return rc;
+    }
+    if (rc == PARIO_OK) /* too large to keep (or no window): written now, after the kept */
+        rc = io_coll_log_write_own(fh);
+    return rc == PARIO_OK ? io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved) : rc;
+}
+
+/* ---- collective points ---------------------------------------------------------------- */
+
+/* Rank 0: the first failure of any write of kept pieces since the last
+ * collective point (this one's included), then none. */
+static int take_failure(pario_file *fh, log_window *w, int rc) {
+    slice_head *h0 = head_of(w, 0);
+    pthread_mutex_lock(&h0->lock);
+    if (h0->failed) {
+        rc = pario_fail(&fh->last, h0->failed, "%s", h0->msg);
+        h0->failed = 0;
+    }
+    pthread_mutex_unlock(&h0->lock);
+    return rc;
+}
+
+int io_coll_log_flush(pario_file *fh) {
+    if (!fh->log_pending)
+        return PARIO_OK;
+    fh->log_pending = 0;
+    log_window *w = fh->log;
+    if (!w)
+        return PARIO_OK;
+    int rc = PARIO_OK;
+    MPI_Win_sync(w->win);
+    if (MPI_Barrier(fh->comm) != MPI_SUCCESS) /* every rank's pieces are published */
+        rc = pario_fail(&fh->last, PARIO_ERR_COMM, "%s: flush of kept collective writes failed",
+                        fh->path);
+    else if (fh->rank == 0)
+        rc = take_failure(fh, w, write_all_published(fh, w));
+    rc = io_agree(fh->comm, rc, &fh->last);
+    pthread_mutex_lock(&head_of(w, 0)->lock); /* every slice was written: start again */
+    atomic_store_explicit(&head_of(w, w->rank)->committed, 0, memory_order_relaxed);
+    head_of(w, w->rank)->consumed = 0;
+    w->used = 0;
+    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    return rc;
+}
+
+void io_coll_log_release(pario_file *fh) {
+    log_cache *c = fh->log_cache;
+    if (fh->log && c && c->attached && !c->idle)
+        c->idle = fh->log; /* parked for the next file on the communicator */
+    else
+        window_free(fh->log);
+    fh->log = NULL;
+}
+
+void io_coll_log_detach(pario_file *fh) {
+    io_coll_log_release(fh);
+    cache_release(fh->log_cache);
+    fh->log_cache = NULL;
+}
