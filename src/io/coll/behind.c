@@ -343,9 +343,9 @@ int io_coll_log_write_own(pario_file *fh) {
 /* ---- the call ------------------------------------------------------------------------- */
 
 int coll_behind_applies(const pario_file *fh, int write) {
-    return write && fh->hints.cb_write == IO_AUTOMATIC && !fh->atomic && fh->nranks > 1 &&
-           fh->nranks <= LOG_MAX_RANKS && fh->nnodes == 1 && fh->plain_views &&
-           fh->hints.cb_write_behind != IO_DISABLE && !fh->log_failed;
+    return write && !(fh->amode & MPI_MODE_RDONLY) && fh->hints.cb_write == IO_AUTOMATIC &&
+           !fh->atomic && fh->nranks > 1 && fh->nranks <= LOG_MAX_RANKS && fh->nnodes == 1 &&
+           fh->plain_views && fh->hints.cb_write_behind != IO_DISABLE && !fh->log_failed;
 }
 
 /* Data bytes of one slice: a multiple of 64, so every slice (packed one
