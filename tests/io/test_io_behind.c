@@ -14,6 +14,9 @@
  *     part lands over a smaller earlier one, a later small one over it;
  *   - a bad argument on one rank fails that rank only (no hang); the others'
  *     parts land. With pario_cb_write_behind=disable every rank fails;
+ *   - collective reads are each rank's own (no message): the bytes and the
+ *     count at end of file are right, with romio_cb_read=enable (two-phase)
+ *     alike; a bad argument fails only its rank;
  *   - get_info reports the hint. */
 #include <string.h>
 #include <unistd.h>
@@ -232,6 +235,42 @@ static void test_bad_argument(void) {
     }
 }
 
+/* Rank r reads 100 bytes at r * 60 of a file of 100 * nranks - 30 bytes:
+ * every read but the last rank's is whole, the last one's stops at the end.
+ * Then a negative offset on the last rank fails that rank only. */
+static void test_direct_reads(void) {
+    const char *path = ptest_path("behind-read");
+    int64_t size = 100 * (int64_t)nranks - 30;
+    static unsigned char out[800], in[100];
+    for (int cb = 0; cb < 2; cb++) {
+        fresh(path);
+        pario_file *fh = open_with(path, "romio_cb_read", cb ? "enable" : "automatic");
+        if (rank == 0) {
+            fill(out, size, 0, 9);
+            PT_EQ(pario_file_write_at(fh, 0, out, size, MPI_BYTE, NULL), PARIO_OK);
+        }
+        PT_EQ(pario_file_sync(fh), PARIO_OK);
+        MPI_Barrier(MPI_COMM_WORLD);
+        PT_EQ(pario_file_sync(fh), PARIO_OK);
+        int64_t at = (int64_t)rank * 60, want = size - at < 100 ? size - at : 100;
+        MPI_Count got = -1;
+        memset(in, 0, sizeof in);
+        PT_EQ(pario_file_read_at_all(fh, at, in, 100, MPI_BYTE, &got), PARIO_OK);
+        PT_EQ(got, want);
+        int ok = 1;
+        for (int64_t i = 0; i < want; i++)
+            ok &= in[i] == byte_at(at + i, 9);
+        PT_CHECK(ok);
+        /* a negative offset on the last rank: only it fails on its own read,
+         * every rank fails when two-phase agrees on the arguments */
+        int last = nranks > 1 && rank == nranks - 1;
+        int rc = pario_file_read_at_all(fh, last ? -1 : 0, in, 10, MPI_BYTE, &got);
+        PT_EQ(rc, last || (cb && nranks > 1) ? PARIO_ERR_ARG : PARIO_OK);
+        pario_error err;
+        PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    }
+}
+
 static void test_hint_reported(void) {
     pario_file *fh = open_with(ptest_path("behind-hint"), "pario_cb_write_behind", "disable");
     MPI_Info info;
@@ -256,6 +295,7 @@ int main(int argc, char **argv) {
     test_small_log();
     test_large_after_small();
     test_bad_argument();
+    test_direct_reads();
     test_hint_reported();
     return ptest_finish();
 }

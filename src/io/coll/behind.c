@@ -342,10 +342,21 @@ int io_coll_log_write_own(pario_file *fh) {
 
 /* ---- the call ------------------------------------------------------------------------- */
 
+/* A collective access of this file needs no message: every rank's view is
+ * one extent per call in a regular file, all ranks share one node's page
+ * cache (aggregating could only cut system calls), not atomic mode. */
+static int message_free(const pario_file *fh) {
+    return fh->nranks > 1 && fh->nnodes == 1 && fh->plain_views && !fh->atomic;
+}
+
 int coll_behind_applies(const pario_file *fh, int write) {
-    return write && !(fh->amode & MPI_MODE_RDONLY) && fh->hints.cb_write == IO_AUTOMATIC &&
-           !fh->atomic && fh->nranks > 1 && fh->nranks <= LOG_MAX_RANKS && fh->nnodes == 1 &&
-           fh->plain_views && fh->hints.cb_write_behind != IO_DISABLE && !fh->log_failed;
+    return write && message_free(fh) && !(fh->amode & MPI_MODE_RDONLY) &&
+           fh->hints.cb_write == IO_AUTOMATIC && fh->hints.cb_write_behind != IO_DISABLE &&
+           fh->nranks <= LOG_MAX_RANKS && !fh->log_failed;
+}
+
+int coll_direct_read_applies(const pario_file *fh, int write) {
+    return !write && message_free(fh) && fh->hints.cb_read == IO_AUTOMATIC;
 }
 
 /* Data bytes of one slice: a multiple of 64, so every slice (packed one

@@ -131,6 +131,8 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
         if (frc != PARIO_OK)
             return frc;
     }
+    if (coll_direct_read_applies(fh, write)) /* each rank its own, as the page cache is shared */
+        return rc != PARIO_OK ? rc : io_access(fh, 0, pos, buf, count, type, moved);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
         total = (int64_t)count * mt->size;
         rc = my_range(fh, write, pos, &total, &mine);
