@@ -35,22 +35,28 @@ import time
 
 
 class Backend:
-    def __init__(self, name, mpi, mpiexec, diffgen, preload=None):
+    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=()):
         self.name = name
         self.mpi = mpi
         self.mpiexec = mpiexec
         self.diffgen = diffgen
         self.preload = preload
+        self.hints = list(hints)  # "key=value": pario's PARIO_HINT_<key> overrides
         self.romio_limits = mpi == "mpich"
 
     def command(self, np, seed, cases, workdir):
+        env = [("PARIO_HINT_" + k, v) for k, _, v in (h.partition("=") for h in self.hints)]
         if self.mpi == "mpich":
             cmd = [self.mpiexec, "-n", str(np)]
             if self.preload:
                 cmd += ["-genv", "LD_PRELOAD", self.preload]
+            for k, v in env:
+                cmd += ["-genv", k, v]
         else:
             cmd = [self.mpiexec, "--oversubscribe", "--allow-run-as-root",
                    "--mca", "btl", "self,vader", "-n", str(np)]
+            for k, v in env:
+                cmd += ["-x", k + "=" + v]
             if self.preload:
                 cmd += ["-x", "LD_PRELOAD=" + self.preload]
             else:
@@ -228,6 +234,8 @@ def main():
     p.add_argument("--preload", help="libpario-mpiio.so (the back end under test)")
     p.add_argument("--np", default="1,2,4", help="rank counts, comma separated")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--hint", action="append", default=[], metavar="KEY=VALUE",
+                   help="pario hint for the back end under test (PARIO_HINT_KEY), repeatable")
     p.add_argument("--cases", default="0-99", help="case range A-B run at every rank count")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
@@ -261,7 +269,7 @@ def main():
     else:
         if not args.preload:
             p.error("--preload is required unless --oracle-only or --other-mpi")
-        b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload)
+        b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint)
 
     if args.model_only and args.preload:
         b.romio_limits = False  # no ROMIO in the run: nothing to leave out
