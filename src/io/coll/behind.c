@@ -77,6 +77,7 @@ typedef struct log_cache log_cache;
 /* One window: every rank's slice is a head, LOG_PIECES pieces, cap bytes. */
 struct log_window {
     MPI_Win win;
+    int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
     int64_t cap;
     char **slice;   /* every rank's slice */
@@ -116,9 +117,10 @@ static void window_free(log_window *w) {
     if (!w)
         return;
     if (w->win != MPI_WIN_NULL) {
-        if (w->rank == 0 && w->slice)
+        if (w->locked && w->rank == 0)
             pthread_mutex_destroy(&head_of(w, 0)->lock);
-        MPI_Win_unlock_all(w->win);
+        if (w->locked)
+            MPI_Win_unlock_all(w->win);
         MPI_Win_free(&w->win);
     }
     window_forget(w);
@@ -149,7 +151,8 @@ static int window_map(log_window *w) {
     memset(head_of(w, w->rank), 0, sizeof(slice_head));
     if (w->rank == 0 && init_lock(head_of(w, 0)) != PARIO_OK)
         return PARIO_ERR_INTERN;
-    return MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+    w->locked = MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win) == MPI_SUCCESS;
+    return w->locked ? PARIO_OK : PARIO_ERR_COMM;
 }
 
 /* Collective: a new window of cap bytes of data per rank; *out NULL when
@@ -166,6 +169,8 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
         MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + LOG_PIECES * sizeof(log_piece) + cap);
         if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &w->win) != MPI_SUCCESS)
             rc = PARIO_ERR_NO_MEM;
+        else /* failures come back as codes, as on the file's communicator */
+            MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
     }
     if (rc == PARIO_OK)
         rc = window_map(w);
