@@ -1,34 +1,37 @@
-/* Write-behind of small collective writes (the log).
+/* Write-behind of collective writes (the log).
  *
  * When every rank's view maps its data to one contiguous extent and all
  * ranks share one node, a collective write gains nothing from moving data
  * between ranks except fewer, larger system calls; what it costs is its
- * synchronisation, every call. Here such a write costs none: each rank
- * copies its part (up to 32 KiB; a larger one it writes at once itself)
- * into its own slice of a shared-memory window (min(cb_buffer_size, 1 GiB)
- * bytes in all) and publishes it. Any rank can
- * write every rank's published pieces, under a lock kept in the window:
- * sorted by offset, one pwritev per run of adjacent pieces, straight from
- * the window. A rank does that when its slice is full, before its own
- * independent accesses, get_size or a seek from the end (so it sees its own
- * kept bytes), and rank 0 does it at every collective point that must see
- * all of them (sync, close, set_view, set_size, preallocate, set_info,
- * set_atomicity, a collective access that is not kept), where the outcome
- * is agreed. MPI's nonatomic mode promises other ranks a write only after
- * sync or close, so nothing more is owed to them.
+ * synchronisation, every call. Here such a write sends no message. Each
+ * rank copies its part into its own slice of a shared-memory window (two
+ * two-phase cycles in all) and publishes it, unless the part is large and
+ * well-formed, which the rank writes at once itself. A slice has two
+ * halves: while a rank fills one, the pieces of the other are written.
+ * Any rank can write the published pieces of the calls every rank has
+ * finished, under a lock kept in the window: sorted by offset, one pwritev
+ * per run of adjacent pieces, straight from the window, so each call's
+ * pieces reach the file together as long runs. A rank does that when its
+ * half is full (waiting, if need be, for slower ranks to finish earlier
+ * calls), before its own independent accesses, get_size or a seek from the
+ * end (then with all of its own pieces, so it reads its own writes), and
+ * rank 0 does it at every collective point that must see all kept bytes
+ * (sync, close, set_view, set_size, preallocate, set_info, set_atomicity, a
+ * collective access that is not kept), where the outcome is agreed. MPI's
+ * nonatomic mode promises other ranks a write only after sync or close.
  *
  * The window outlives the file: it is parked on the program's communicator
- * (an attribute) and taken again by the next file opened on it, so a
- * checkpoint loop pays for making and first touching it once.
+ * (an attribute) and taken again by the next file opened on it.
  *
  * What changes for the program: a kept call checks its arguments on its own
  * rank only (a bad argument fails that rank; the others' parts are kept),
  * and a failure to write kept bytes is reported by the call that wrote them
- * and by the next collective point, naming the file. Overlapping kept
- * writes of different ranks land in call order when they reach the file
- * together, in an unspecified order otherwise (MPI leaves that undefined
- * without sync). pario_cb_write_behind=disable turns all this off. */
+ * and by the next collective point, naming the file. Overlapping writes of
+ * different ranks land in call order when they reach the file together, in
+ * an unspecified order otherwise (MPI leaves that undefined without sync).
+ * pario_cb_write_behind=disable turns all this off. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,12 +50,16 @@
 #define LOG_MAX_RANKS 64
 /* Buffers of one pwritev (Linux's IOV_MAX). */
 #define LOG_IOV 1024
-/* Largest part kept; a larger part is written at once by its rank, still
- * without a message. Measured (pario bench ior, 4 ranks, medians of 5):
- * keeping every part, segmented-64k-coll 1108 and 848 MiB/s, strided-64k
- * 2236 and 2243, hard-coll (47,008 B) 1751 and 1835; keeping parts up to
- * 32 KiB, 2976 and 2652, 2997 and 2713, 1872 and 1886. A large part's copy
- * into the window costs about what its own pwrite does. */
+/* Largest well-formed part kept (a part that starts and ends on stripe-unit
+ * boundaries); a larger one is written at once by its rank, still without a
+ * message, since its copy into the window costs about what its own pwrite
+ * does. Parts that are not well-formed are kept up to half a slice: ranks
+ * writing pieces of one block contend for it, and the window turns them
+ * into well-formed runs. Measured (pario bench ior, 4 ranks, medians of 5):
+ * keeping everything, segmented-64k-coll 1715 and 1706 MiB/s, strided-1m
+ * 2944 and 2326; keeping well-formed parts up to 32 KiB only, 3039 and
+ * 3007, 3954 and 3902. hard-coll (47,008 B, never well-formed): kept 2493
+ * and 2767, written at once 1973 and 1913. */
 #define LOG_KEEP_MAX ((int64_t)32 << 10)
 
 /* A kept piece: file extent, the collective call it came from, where its
@@ -65,8 +72,9 @@ typedef struct log_piece {
  * rank 0's slice only. */
 typedef struct slice_head {
     pthread_mutex_t lock;          /* process-shared: whoever writes pieces holds it */
-    _Atomic int64_t committed;     /* pieces the owner has published */
-    int64_t consumed;              /* pieces written to the file (under the lock) */
+    _Atomic int64_t committed;     /* pieces the owner has published (ever) */
+    _Atomic int64_t consumed;      /* of them, written to the file (under the lock) */
+    _Atomic int64_t done;          /* collective writes this rank has finished */
     int failed;                    /* first failure of a write of kept pieces ... */
     char msg[PARIO_ERROR_MSG_MAX]; /* ... and its message */
 } slice_head;
@@ -74,15 +82,21 @@ typedef struct slice_head {
 typedef struct log_window log_window;
 typedef struct log_cache log_cache;
 
-/* One window: every rank's slice is a head, LOG_PIECES pieces, cap bytes. */
+/* One window: every rank's slice is a head, a ring of LOG_PIECES pieces
+ * (piece i at i % LOG_PIECES) and cap bytes of data in two halves. A rank
+ * fills one half while the other may still be waiting to be written. */
 struct log_window {
     MPI_Win win;
     int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
     int64_t cap;
-    char **slice;   /* every rank's slice */
-    int64_t used;   /* bytes of this rank's data in its slice */
-    log_piece *all; /* room for every rank's pieces when writing them (or NULL) */
+    char **slice;      /* every rank's slice */
+    int half;          /* the half this rank fills */
+    int64_t pos;       /* bytes of it filled */
+    int64_t in_half;   /* pieces in it */
+    int64_t end_of[2]; /* pieces committed when each half was last filled */
+    int64_t calls;     /* collective writes kept or considered with this window */
+    log_piece *all;    /* room for every rank's pieces when writing them (or NULL) */
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
@@ -299,33 +313,55 @@ static int write_sorted(pario_file *fh, log_piece *p, int64_t n) {
 static int write_unsorted(pario_file *fh, log_window *w, const int64_t *upto) {
     int rc = PARIO_OK;
     for (int r = 0; r < w->nranks && rc == PARIO_OK; r++) {
-        const log_piece *p = pieces_of(w, r);
-        for (int64_t i = head_of(w, r)->consumed; i < upto[r] && rc == PARIO_OK; i++) {
-            struct iovec iov = {data_of(w, r) + p[i].at, (size_t)p[i].len};
-            rc = io_write_iov(fh, &iov, 1, p[i].off, p[i].len);
+        int64_t from = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
+        for (int64_t i = from; i < upto[r] && rc == PARIO_OK; i++) {
+            const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
+            struct iovec iov = {data_of(w, r) + p->at, (size_t)p->len};
+            rc = io_write_iov(fh, &iov, 1, p->off, p->len);
         }
     }
     return rc;
 }
 
-/* With the lock held: write every rank's published, unwritten pieces.
- * They count as written even when writing failed (the failure is recorded
- * for the next collective point), so no piece is written twice. */
-static int write_published(pario_file *fh, log_window *w) {
-    int64_t upto[LOG_MAX_RANKS], n = 0;
+/* The collective writes every rank has finished: all their pieces are
+ * published (a rank publishes its piece of a call before it counts the
+ * call done). */
+static int64_t calls_done_by_all(const log_window *w) {
+    int64_t d = INT64_MAX;
+    for (int r = 0; r < w->nranks; r++) {
+        int64_t x = atomic_load_explicit(&head_of(w, r)->done, memory_order_acquire);
+        d = x < d ? x : d;
+    }
+    return d;
+}
+
+/* With the lock held: write the published, unwritten pieces of the calls
+ * every rank has finished, so that each call's pieces reach the file
+ * together and coalesce into long runs; with mine_all, also every piece of
+ * this rank (it must read its own writes). Pieces count as written even
+ * when writing failed (the failure is recorded for the next collective
+ * point), so no piece is written twice. */
+static int write_published(pario_file *fh, log_window *w, int mine_all) {
+    int64_t upto[LOG_MAX_RANKS], n = 0, limit = calls_done_by_all(w);
     if (!w->all)
         w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
     for (int r = 0; r < w->nranks; r++) {
-        upto[r] = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
-        const log_piece *p = pieces_of(w, r);
-        for (int64_t i = head_of(w, r)->consumed; w->all && i < upto[r]; i++, n++) {
-            w->all[n] = p[i];
-            w->all[n].at = (int64_t)(intptr_t)(data_of(w, r) + p[i].at);
+        int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
+        int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
+        for (; i < end; i++) {
+            const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
+            if (p->seq > limit && !(mine_all && r == w->rank))
+                break;
+            if (w->all) {
+                w->all[n] = *p;
+                w->all[n++].at = (int64_t)(intptr_t)(data_of(w, r) + p->at);
+            }
         }
+        upto[r] = i;
     }
     int rc = w->all ? write_sorted(fh, w->all, n) : write_unsorted(fh, w, upto);
-    for (int r = 0; r < w->nranks; r++)
-        head_of(w, r)->consumed = upto[r];
+    for (int r = 0; r < w->nranks; r++) /* the owner may fill their half again */
+        atomic_store_explicit(&head_of(w, r)->consumed, upto[r], memory_order_release);
     slice_head *h0 = head_of(w, 0);
     if (rc != PARIO_OK && !h0->failed) {
         h0->failed = rc;
@@ -334,15 +370,15 @@ static int write_published(pario_file *fh, log_window *w) {
     return rc;
 }
 
-static int write_all_published(pario_file *fh, log_window *w) {
+static int write_all_published(pario_file *fh, log_window *w, int mine_all) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w);
+    int rc = write_published(fh, w, mine_all);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
 }
 
 int io_coll_log_write_own(pario_file *fh) {
-    return fh->log ? write_all_published(fh, fh->log) : PARIO_OK;
+    return fh->log ? write_all_published(fh, fh->log, 1) : PARIO_OK;
 }
 
 /* ---- the call ------------------------------------------------------------------------- */
@@ -364,10 +400,20 @@ int coll_direct_read_applies(const pario_file *fh, int write) {
     return !write && message_free(fh) && fh->hints.cb_read == IO_AUTOMATIC;
 }
 
-/* Data bytes of one slice: a multiple of 64, so every slice (packed one
+/* Data bytes of one slice. The whole window is two two-phase cycles
+ * (pario_cb_cycle_size each, within cb_buffer_size), like an aggregator's
+ * two pipelined halves: small enough to stay in the CPU cache and to be
+ * touched for the first time cheaply. Measured (pario bench ior, 4 ranks,
+ * cached, medians of 5, two runs each): a window of 16 MiB gave
+ * segmented-4k-coll 674 and 784 MiB/s, strided-4k 2475 and 2224, hard-coll
+ * 1216 and 1270; 4 MiB 1243 and 1317, 2148 and 1883, 2627 and 2827; 2 MiB
+ * 1397 and 1624, 2495 and 2650, 2953 and 3196; 1 MiB 1660 and 1660, 2470
+ * and 2313, 2818 and 2712. A multiple of 64, so every slice (packed one
  * after the other in the window) starts aligned and on its own cache line. */
 static int64_t slice_cap(const pario_file *fh) {
-    int64_t all = fh->hints.cb_buffer_size < LOG_ALL_MAX ? fh->hints.cb_buffer_size : LOG_ALL_MAX;
+    int64_t all = 2 * fh->hints.cb_cycle_size;
+    all = all < fh->hints.cb_buffer_size ? all : fh->hints.cb_buffer_size;
+    all = all < LOG_ALL_MAX ? all : LOG_ALL_MAX;
     return all / fh->nranks / 64 * 64;
 }
 
@@ -394,19 +440,31 @@ static log_window *log_get(pario_file *fh) {
     return fh->log;
 }
 
-/* Room for total bytes in this rank's slice: when it lacks it, every
- * rank's published pieces are written and the slice starts again. */
+/* Room for total bytes in the half this rank fills. When it lacks it, the
+ * rank goes on in its other half once that half's pieces are written: it
+ * writes the finished calls' pieces itself whenever nobody else is writing,
+ * and otherwise yields its processor to the ranks it waits for. It waits
+ * only for calls before the current one, which every rank finishes without
+ * this rank's help (collective calls may synchronise), and a half holds
+ * many calls, so the ranks drift apart by at most half a slice. */
 static int make_room(pario_file *fh, log_window *w, int64_t total) {
-    slice_head *mine = head_of(w, w->rank);
-    int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
-    if (w->used + total <= w->cap && n < LOG_PIECES)
+    if (w->pos + total <= w->cap / 2 && w->in_half < LOG_PIECES / 2)
         return PARIO_OK;
-    pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w);
-    atomic_store_explicit(&mine->committed, 0, memory_order_relaxed);
-    mine->consumed = 0;
-    w->used = 0;
-    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    slice_head *mine = head_of(w, w->rank), *h0 = head_of(w, 0);
+    int rc = PARIO_OK, other = 1 - w->half, tried = 0;
+    while (!tried ||
+           atomic_load_explicit(&mine->consumed, memory_order_acquire) < w->end_of[other]) {
+        if (tried)
+            sched_yield();
+        tried = 1;
+        if (pthread_mutex_trylock(&h0->lock) == 0) {
+            int wrc = write_published(fh, w, 0);
+            rc = rc != PARIO_OK ? rc : wrc;
+            pthread_mutex_unlock(&h0->lock);
+        }
+    }
+    w->half = other;
+    w->pos = w->in_half = 0;
     return rc;
 }
 
@@ -417,7 +475,8 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     int rc = io_mem_open(&m, mt, (void *)buf, count, 0);
     if (rc != PARIO_OK)
         return rc;
-    char *to = data_of(w, w->rank) + w->used;
+    int64_t at = w->half * (w->cap / 2) + w->pos;
+    char *to = data_of(w, w->rank) + at;
     if (m.contig)
         memcpy(to, m.contig, (size_t)total);
     else
@@ -425,31 +484,48 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     io_mem_close(&m);
     slice_head *mine = head_of(w, w->rank);
     int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
-    pieces_of(w, w->rank)[n] = (log_piece){off, total, seq, w->used};
-    w->used += total;
+    pieces_of(w, w->rank)[n % LOG_PIECES] = (log_piece){off, total, seq, at};
+    w->pos += total;
+    w->in_half++;
+    w->end_of[w->half] = n + 1;
     atomic_store_explicit(&mine->committed, n + 1, memory_order_release);
     return PARIO_OK;
 }
 
-int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
-                      const flat_type *mt, int64_t total, int64_t *moved) {
-    fh->log_pending = 1; /* every rank: the next collective point writes the slices */
-    int64_t seq = ++fh->log_seq;
-    log_window *w = log_get(fh);
-    if (rc != PARIO_OK || total == 0)
-        return rc;
+static int worth_keeping(const pario_file *fh, const log_window *w, int64_t off, int64_t total) {
+    int64_t unit = fh->hints.striping_unit;
+    int well_formed = off % unit == 0 && total % unit == 0;
+    return total <= w->cap / 2 && (total <= LOG_KEEP_MAX || !well_formed);
+}
+
+/* This rank's part of call seq: kept, or written now when it is too large
+ * to keep (or there is no window). */
+static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, const void *buf,
+                      MPI_Count count, const flat_type *mt, int64_t total, int64_t *moved) {
     int64_t off = 0;
-    rc = view_byte_of_pos(&fh->view, pos, &off);
-    if (rc == PARIO_OK && w && total <= w->cap && total <= LOG_KEEP_MAX) {
+    int rc = view_byte_of_pos(&fh->view, pos, &off);
+    if (rc == PARIO_OK && w && worth_keeping(fh, w, off, total)) {
         rc = make_room(fh, w, total);
         if (rc == PARIO_OK)
             rc = keep(w, off, seq, buf, count, mt, total);
         *moved = rc == PARIO_OK ? total : 0;
         return rc;
     }
-    if (rc == PARIO_OK) /* too large to keep (or no window): written now, after the kept */
+    if (rc == PARIO_OK) /* after this rank's kept pieces */
         rc = io_coll_log_write_own(fh);
     return rc == PARIO_OK ? io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved) : rc;
+}
+
+int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+                      const flat_type *mt, int64_t total, int64_t *moved) {
+    fh->log_pending = 1; /* every rank: the next collective point writes the slices */
+    log_window *w = log_get(fh);
+    int64_t seq = w ? ++w->calls : 0; /* the same on every rank */
+    if (rc == PARIO_OK && total > 0)
+        rc = write_part(fh, w, seq, pos, buf, count, mt, total, moved);
+    if (w)
+        atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
+    return rc;
 }
 
 /* ---- collective points ---------------------------------------------------------------- */
@@ -480,13 +556,10 @@ int io_coll_log_flush(pario_file *fh) {
         rc = pario_fail(&fh->last, PARIO_ERR_COMM, "%s: flush of kept collective writes failed",
                         fh->path);
     else if (fh->rank == 0)
-        rc = take_failure(fh, w, write_all_published(fh, w));
+        rc = take_failure(fh, w, write_all_published(fh, w, 1));
     rc = io_agree(fh->comm, rc, &fh->last);
-    pthread_mutex_lock(&head_of(w, 0)->lock); /* every slice was written: start again */
-    atomic_store_explicit(&head_of(w, w->rank)->committed, 0, memory_order_relaxed);
-    head_of(w, w->rank)->consumed = 0;
-    w->used = 0;
-    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    w->half = 0; /* every piece was written: this rank's slice starts again */
+    w->pos = w->in_half = 0;
     return rc;
 }
 

@@ -46,7 +46,6 @@ struct pario_file {
                                        file is a regular file (agreed, io_file_settle) */
     struct log_window *log;         /* kept collective writes (io/coll/behind.c) */
     struct log_cache *log_cache;    /* windows parked on the program's communicator */
-    int64_t log_seq;                /* collective writes considered for keeping */
     int log_pending;                /* a collective write was kept on some rank since the
                                        last flush (the same on every rank) */
     int log_failed;                 /* no shared window could be made: keep nothing */
