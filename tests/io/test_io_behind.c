@@ -9,7 +9,8 @@
  *     see every rank's kept bytes;
  *   - a later call's bytes win over an earlier call's at the same offset,
  *     also across ranks;
- *   - slices that overflow (cb_buffer_size 4 KiB) and parts too large to
+ *   - slices that overflow (cb_buffer_size 4 KiB, also with one rank lagging
+ *     behind so that the others wait for its calls) and parts too large to
  *     keep (written at once by their rank) keep every rank's order: a large
  *     part lands over a smaller earlier one, a later small one over it;
  *   - a bad argument on one rank fails that rank only (no hang); the others'
@@ -29,6 +30,8 @@
 #define PART_MAX 4096
 
 static int rank, nranks;
+/* This rank sleeps a little before every call (it falls behind the others). */
+static int lagging;
 
 static unsigned char byte_at(int64_t off, int salt) {
     return (unsigned char)(off * 7 + off / 251 + salt);
@@ -78,6 +81,8 @@ static void interleaved(pario_file *fh, int64_t part, int salt, int noncontig) {
     MPI_Type_commit(&every_other);
     for (int64_t j = 0; j < CALLS; j++) {
         int64_t off = (j * nranks + rank) * part;
+        if (lagging)
+            usleep(300);
         MPI_Count bytes = 0;
         int rc;
         if (noncontig) {
@@ -177,11 +182,13 @@ static void test_later_call_wins(void) {
  * calls and 4 KiB parts never fit; the file must still come out exact. */
 static void test_small_log(void) {
     const char *path = ptest_path("behind-small");
-    int64_t parts[] = {4096, 200};
-    for (int k = 0; k < 2; k++) {
+    int64_t parts[] = {4096, 200, 200};
+    for (int k = 0; k < 3; k++) {
         fresh(path);
         pario_file *fh = open_with(path, "cb_buffer_size", "4096");
+        lagging = k == 2 && rank == nranks - 1; /* the others wait for it to finish calls */
         interleaved(fh, parts[k], 21 + k, 0);
+        lagging = 0;
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
         PT_CHECK(file_is(path, CALLS * nranks * parts[k], 21 + k));

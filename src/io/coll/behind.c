@@ -46,7 +46,7 @@
 #define LOG_PIECES 4096
 /* Largest sum of all ranks' slices. */
 #define LOG_ALL_MAX ((int64_t)1 << 30)
-/* Most ranks that keep writes (each slice is cb_buffer_size / nranks). */
+/* Most ranks that keep writes (each has a slice of the window). */
 #define LOG_MAX_RANKS 64
 /* Buffers of one pwritev (Linux's IOV_MAX). */
 #define LOG_IOV 1024
