@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -48,8 +47,6 @@
 #define LOG_ALL_MAX ((int64_t)1 << 30)
 /* Most ranks that keep writes (each has a slice of the window). */
 #define LOG_MAX_RANKS 64
-/* Buffers of one pwritev (Linux's IOV_MAX). */
-#define LOG_IOV 1024
 /* Largest well-formed part kept (a part that starts and ends on stripe-unit
  * boundaries); a larger one is written at once by its rank, still without a
  * message, since its copy into the window costs about what its own pwrite
@@ -96,7 +93,7 @@ struct log_window {
     int64_t in_half;   /* pieces in it */
     int64_t end_of[2]; /* pieces committed when each half was last filled */
     int64_t calls;     /* collective writes kept or considered with this window */
-    log_piece *all;    /* room for every rank's pieces when writing them (or NULL) */
+    coll_piece *all;   /* room for every rank's pieces when writing them */
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
@@ -154,7 +151,8 @@ static int init_lock(slice_head *h) {
 /* Where every slice is; rank 0 makes the lock. */
 static int window_map(log_window *w) {
     w->slice = malloc((size_t)w->nranks * sizeof *w->slice);
-    if (!w->slice)
+    w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
+    if (!w->slice || !w->all)
         return PARIO_ERR_NO_MEM;
     for (int r = 0; r < w->nranks; r++) {
         MPI_Aint size = 0;
@@ -273,54 +271,19 @@ log_cache *io_coll_log_cache(MPI_Comm comm) {
 
 /* ---- writing kept pieces ---------------------------------------------------------------- */
 
-static int by_offset(const void *a, const void *b) {
-    const log_piece *x = a, *y = b;
-    if (x->off != y->off)
-        return x->off < y->off ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
 static int by_call(const void *a, const void *b) {
-    const log_piece *x = a, *y = b;
+    const coll_piece *x = a, *y = b;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Write n pieces whose `at` is an address (as an integer): sorted by
- * offset, one pwritev per run of adjacent ones; when two overlap, one by one
- * in the order of their calls (a later call's bytes win). */
-static int write_sorted(pario_file *fh, log_piece *p, int64_t n) {
-    qsort(p, (size_t)n, sizeof *p, by_offset);
-    int overlap = 0;
-    for (int64_t i = 1; i < n && !overlap; i++)
-        overlap = p[i].off < p[i - 1].off + p[i - 1].len;
+/* Write n pieces: sorted by offset, one pwritev per run of adjacent ones;
+ * when two overlap, one by one in the order of their calls (a later call's
+ * bytes win). */
+static int write_sorted(pario_file *fh, coll_piece *p, int64_t n) {
+    int overlap = coll_pieces_sort(p, n);
     if (overlap) /* stable enough: one rank's pieces of one call never overlap */
         qsort(p, (size_t)n, sizeof *p, by_call);
-    struct iovec iov[LOG_IOV];
-    int rc = PARIO_OK;
-    for (int64_t i = 0; i < n && rc == PARIO_OK;) {
-        int niov = 0;
-        int64_t off = p[i].off, end = off;
-        do {
-            iov[niov++] = (struct iovec){(char *)(intptr_t)p[i].at, (size_t)p[i].len};
-            end += p[i++].len;
-        } while (!overlap && i < n && niov < LOG_IOV && p[i].off == end);
-        rc = io_write_iov(fh, iov, niov, off, end - off);
-    }
-    return rc;
-}
-
-/* Without memory to sort: every slice's pieces in turn, in their order. */
-static int write_unsorted(pario_file *fh, log_window *w, const int64_t *upto) {
-    int rc = PARIO_OK;
-    for (int r = 0; r < w->nranks && rc == PARIO_OK; r++) {
-        int64_t from = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
-        for (int64_t i = from; i < upto[r] && rc == PARIO_OK; i++) {
-            const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
-            struct iovec iov = {data_of(w, r) + p->at, (size_t)p->len};
-            rc = io_write_iov(fh, &iov, 1, p->off, p->len);
-        }
-    }
-    return rc;
+    return coll_pieces_write(fh, p, n, !overlap);
 }
 
 /* The collective writes every rank has finished: all their pieces are
@@ -343,8 +306,6 @@ static int64_t calls_done_by_all(const log_window *w) {
  * point), so no piece is written twice. */
 static int write_published(pario_file *fh, log_window *w, int mine_all) {
     int64_t upto[LOG_MAX_RANKS], n = 0, limit = calls_done_by_all(w);
-    if (!w->all)
-        w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
@@ -352,14 +313,11 @@ static int write_published(pario_file *fh, log_window *w, int mine_all) {
             const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
             if (p->seq > limit && !(mine_all && r == w->rank))
                 break;
-            if (w->all) {
-                w->all[n] = *p;
-                w->all[n++].at = (int64_t)(intptr_t)(data_of(w, r) + p->at);
-            }
+            w->all[n++] = (coll_piece){p->off, p->len, p->seq, data_of(w, r) + p->at};
         }
         upto[r] = i;
     }
-    int rc = w->all ? write_sorted(fh, w->all, n) : write_unsorted(fh, w, upto);
+    int rc = write_sorted(fh, w->all, n);
     for (int r = 0; r < w->nranks; r++) /* the owner may fill their half again */
         atomic_store_explicit(&head_of(w, r)->consumed, upto[r], memory_order_release);
     slice_head *h0 = head_of(w, 0);

@@ -125,9 +125,9 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
     int64_t total = 0;
     coll_range mine = {0, 0, 0}, *all = fh->coll_ranges; /* allocated with the file */
     *moved = 0;
-    int rc = check, done = 0, pipelined = 0;
-    if (!coll_behind_applies(fh, write)) { /* kept writes reach the file first (and count */
-        int frc = io_coll_log_flush(fh);   /* for the end of file a read is clipped at) */
+    int rc = check, done = 0, pipelined = 0, keep = coll_behind_applies(fh, write);
+    if (!keep) { /* kept writes reach the file first (and count for end of file) */
+        int frc = io_coll_log_flush(fh);
         if (frc != PARIO_OK)
             return frc;
     }
@@ -140,7 +140,7 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
                    write ? "write_all" : "read_all", fh->path);
-    if (coll_behind_applies(fh, write))
+    if (keep)
         return coll_behind_write(fh, rc, pos, buf, count, mt, total, moved);
     rc = gather_ranges(fh, rc, write, pos, buf, count, mt, total, &mine, all, &done, &pipelined);
     int planned = !done && rc == PARIO_OK && aggregate(fh, write, all);

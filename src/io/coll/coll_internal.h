@@ -51,6 +51,18 @@ int coll_small_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_C
                      const flat_type *mt, int64_t total, const coll_range *mine, coll_range *all,
                      int *done);
 
+/* A piece of the file to write: extent, the collective call it belongs to
+ * (orders overlapping pieces; 0 when there is one call), its bytes. */
+typedef struct coll_piece {
+    int64_t off, len, seq;
+    char *data;
+} coll_piece;
+/* Sort n pieces by offset (then call); 1 when two of them overlap. */
+int coll_pieces_sort(coll_piece *p, int64_t n);
+/* Write n pieces in their order (under the byte-range lock while some rank
+ * may sieve); with join, one pwritev per run of adjacent pieces. */
+int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join);
+
 /* Whether this collective write is kept in the rank's log (behind.c): the
  * same answer on every rank (hints, mode and the views agreed at set_view). */
 int coll_behind_applies(const pario_file *fh, int write);

@@ -29,7 +29,6 @@
  * (4 and 47,008-byte parts, 2 and 4 ranks). */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -41,8 +40,6 @@
 #define COLL_SMALL_BYTES ((int64_t)64 << 10)
 /* Pieces (file extents after merging) one header carries. */
 #define COLL_SMALL_PIECES 64
-/* Buffers of one pwritev (Linux's IOV_MAX). */
-#define COLL_SMALL_IOV 1024
 /* The funnel's rank. */
 #define FUNNEL 0
 
@@ -60,12 +57,6 @@ enum { REPLY_WAY, REPLY_RC, REPLY_FIXED };
 #define REPLY_MAX (REPLY_FIXED + 3 * COLL_SMALL_MAX_RANKS)
 enum { WAY_DONE = 1, WAY_PLAN, WAY_FAILED };
 
-/* One piece of some rank's part at the funnel: file extent and its data. */
-typedef struct small_piece {
-    int64_t off, len;
-    char *data;
-} small_piece;
-
 /* This rank's side of the call. */
 typedef struct small_call {
     pario_file *fh;
@@ -77,10 +68,9 @@ typedef struct small_call {
 
 /* The funnel's buffers, carved from fh->scratch.window. */
 typedef struct funnel_bufs {
-    int64_t *heads;      /* nranks headers of HEAD_MAX entries */
-    char *data;          /* nranks data slots of cap bytes */
-    small_piece *pieces; /* every piece of every rank */
-    struct iovec *iov;
+    int64_t *heads;     /* nranks headers of HEAD_MAX entries */
+    char *data;         /* nranks data slots of cap bytes */
+    coll_piece *pieces; /* every piece of every rank */
     int64_t cap;
 } funnel_bufs;
 
@@ -191,18 +181,16 @@ static int funnel_reserve(pario_file *fh, funnel_bufs *b) {
     int n = fh->nranks;
     b->cap = small_cap(fh);
     int64_t heads = (int64_t)n * HEAD_MAX * (int64_t)sizeof(int64_t);
-    int64_t pieces = (int64_t)n * COLL_SMALL_PIECES * (int64_t)sizeof(small_piece);
-    int64_t iov = COLL_SMALL_IOV * (int64_t)sizeof(struct iovec);
+    int64_t pieces = (int64_t)n * COLL_SMALL_PIECES * (int64_t)sizeof(coll_piece);
     int64_t data = n * b->cap;
-    int rc = io_scratch_reserve(&fh->scratch.window, &fh->scratch.window_len,
-                                heads + pieces + iov + data);
+    int rc =
+        io_scratch_reserve(&fh->scratch.window, &fh->scratch.window_len, heads + pieces + data);
     if (rc != PARIO_OK)
         return rc;
     char *p = fh->scratch.window; /* the aligned parts first, the bytes last */
     b->heads = (int64_t *)p;
-    b->pieces = (small_piece *)(p + heads);
-    b->iov = (struct iovec *)(p + heads + pieces);
-    b->data = p + heads + pieces + iov;
+    b->pieces = (coll_piece *)(p + heads);
+    b->data = p + heads + pieces;
     return PARIO_OK;
 }
 
@@ -226,11 +214,6 @@ static int receive_parts(small_call *s, funnel_bufs *b, char **data, int nobuf) 
     return nobuf ? PARIO_OK : rc;
 }
 
-static int cmp_piece(const void *a, const void *b) {
-    const small_piece *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* Every rank's pieces with their data, sorted by offset; the count, or -1
  * when two pieces overlap (the call is then planned, which orders
  * overlapping writes as it always has). */
@@ -240,33 +223,11 @@ static int64_t sorted_pieces(const funnel_bufs *b, char **data, int n) {
         const int64_t *h = b->heads + (int64_t)r * HEAD_MAX, *pc = h + HEAD_FIXED;
         char *at = data[r];
         for (int64_t i = 0; i < h[HEAD_NPIECES]; i++) {
-            b->pieces[m++] = (small_piece){pc[2 * i], pc[2 * i + 1], at};
+            b->pieces[m++] = (coll_piece){pc[2 * i], pc[2 * i + 1], 0, at};
             at += pc[2 * i + 1];
         }
     }
-    qsort(b->pieces, (size_t)m, sizeof *b->pieces, cmp_piece);
-    for (int64_t i = 1; i < m; i++)
-        if (b->pieces[i].off < b->pieces[i - 1].off + b->pieces[i - 1].len)
-            return -1;
-    return m;
-}
-
-/* One pwritev per run of adjacent pieces (under the byte-range lock while
- * some rank may sieve: a background sieving write of an earlier
- * nonblocking call must not undo these bytes). */
-static int write_pieces(pario_file *fh, const funnel_bufs *b, int64_t m) {
-    for (int64_t i = 0; i < m;) {
-        int niov = 0;
-        int64_t off = b->pieces[i].off, end = off;
-        while (i < m && niov < COLL_SMALL_IOV && b->pieces[i].off == end) {
-            b->iov[niov++] = (struct iovec){b->pieces[i].data, (size_t)b->pieces[i].len};
-            end += b->pieces[i++].len;
-        }
-        int rc = io_write_iov(fh, b->iov, niov, off, end - off);
-        if (rc != PARIO_OK)
-            return rc;
-    }
-    return PARIO_OK;
+    return coll_pieces_sort(b->pieces, m) ? -1 : m;
 }
 
 /* Choose the way from everyone's header and, when done, write. */
@@ -279,7 +240,7 @@ static void settle(small_call *s, const funnel_bufs *b, char **data) {
     }
     int64_t *reply = s->reply, m = failed || !small ? -1 : sorted_pieces(b, data, n);
     reply[REPLY_WAY] = failed ? WAY_FAILED : m >= 0 ? WAY_DONE : WAY_PLAN;
-    reply[REPLY_RC] = m >= 0 ? write_pieces(s->fh, b, m) : PARIO_OK;
+    reply[REPLY_RC] = m >= 0 ? coll_pieces_write(s->fh, b->pieces, m, 1) : PARIO_OK;
     for (int r = 0; reply[REPLY_WAY] == WAY_PLAN && r < n; r++)
         memcpy(reply + REPLY_FIXED + 3 * r, b->heads + (int64_t)r * HEAD_MAX + HEAD_FIRST,
                3 * sizeof(int64_t));
