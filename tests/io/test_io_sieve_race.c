@@ -8,11 +8,14 @@
  * holes, every rank's plain writes take part in the byte-range locking, and
  * afterwards every even byte is rank 0's and every odd byte rank 1's. Then
  * every rank sieves interleaved blocks at once with overlapping windows, and
- * every block keeps its writer's bytes. Last, a small collective write,
+ * every block keeps its writer's bytes, with small blocks (windows read
+ * whole) and large ones (only the gaps read); a window of large blocks over
+ * old bytes and past the end of file keeps the old bytes and zeros. Last, a small collective write,
  * which rank 0 writes for everyone, takes the same lock: while a lock of the
  * test's own on that range is held, the call does not return. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,43 +84,95 @@ static void check_image(pario_file *fh) {
     PT_EQ(lost, 0);
 }
 
-/* Every rank sieves at once through interleaved 16-byte blocks with 256 KiB
- * windows that overlap the other ranks': every block must hold its writer's
- * bytes afterwards. */
-static void check_everyone_sieving(void) {
-    enum { BLK = 16, NBLK = 8192 };
+/* Every rank sieves at once through interleaved blocks of blk bytes with
+ * 256 KiB windows that overlap the other ranks': every block must hold its
+ * writer's bytes afterwards. Small blocks make each window read whole;
+ * large ones (a few per window) make it read only its gaps. */
+static void check_everyone_sieving(const char *name, int64_t blk, int64_t nblk) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_ds_write", "enable");
     MPI_Info_set(info, "ind_wr_buffer_size", "262144");
     pario_file *fh = NULL;
     pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, ptest_path("sieve-all"), MPI_MODE_RDWR | MPI_MODE_CREATE,
-                          info, &fh, &err),
+    PT_EQ(pario_file_open(MPI_COMM_WORLD, ptest_path(name), MPI_MODE_RDWR | MPI_MODE_CREATE, info,
+                          &fh, &err),
           PARIO_OK);
     MPI_Info_free(&info);
-    if (!fh)
+    int64_t n = blk * nblk * nranks, wrong = 0;
+    unsigned char *mine = malloc((size_t)(blk * nblk)), *img = malloc((size_t)n);
+    PT_CHECK(mine && img);
+    if (!fh || !mine || !img) {
+        free(mine);
+        free(img);
         return;
+    }
     PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
-    MPI_Datatype ft = ptest_interleaved(BLK, MPI_BYTE);
+    MPI_Datatype ft = ptest_interleaved((int)blk, MPI_BYTE);
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
-    static unsigned char mine[BLK * NBLK], img[BLK * NBLK * 8];
     for (int round = 0; round < ROUNDS; round++) {
-        memset(mine, 1 + rank + 8 * round, sizeof mine);
-        PT_EQ(pario_file_write_at(fh, 0, mine, sizeof mine, MPI_BYTE, NULL), PARIO_OK);
+        memset(mine, 1 + rank + 8 * round, (size_t)(blk * nblk));
+        PT_EQ(pario_file_write_at(fh, 0, mine, (int)(blk * nblk), MPI_BYTE, NULL), PARIO_OK);
         MPI_Barrier(MPI_COMM_WORLD);
     }
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), PARIO_OK);
-    int64_t n = (int64_t)BLK * NBLK * nranks, wrong = 0;
-    PT_CHECK(nranks <= 8);
-    if (nranks <= 8) {
-        PT_EQ(pario_file_read_at(fh, 0, img, n, MPI_BYTE, NULL), PARIO_OK);
-        for (int64_t i = 0; i < n; i++)
-            wrong += img[i] != 1 + (i / BLK) % nranks + 8 * (ROUNDS - 1);
-    }
+    PT_EQ(pario_file_read_at(fh, 0, img, (int)n, MPI_BYTE, NULL), PARIO_OK);
+    for (int64_t i = 0; i < n; i++)
+        wrong += img[i] != 1 + (i / blk) % nranks + 8 * (ROUNDS - 1);
     PT_EQ(wrong, 0);
     MPI_Type_free(&ft);
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    free(mine);
+    free(img);
+}
+
+/* Rank 0 sieves large blocks (so each window reads only its gaps) over a
+ * file that already holds bytes in part of the range: the gaps keep them,
+ * and gaps past the old end of file read as zeros. The file must equal what
+ * plain writes of the blocks would leave. */
+static void check_gaps_kept(void) {
+    enum { BLK = 40000, GAP = 24000, NBLK = 12, OLD = 5 * (BLK + GAP) + 1000 };
+    const int64_t len = (int64_t)NBLK * (BLK + GAP) - GAP;
+    const char *path = ptest_path("sieve-gaps");
+    unsigned char *want = calloc(1, (size_t)len), *blocks = malloc((size_t)NBLK * BLK);
+    unsigned char *img = malloc((size_t)len + 1);
+    PT_CHECK(want && blocks && img);
+    pario_file *fh = open_sieving(path);
+    if (fh)
+        PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
+    if (fh && want && blocks && img && rank == 0) {
+        for (int64_t i = 0; i < OLD; i++)
+            want[i] = (unsigned char)(i % 251 + 1);
+        PT_EQ(pario_file_write_at(fh, 0, want, OLD, MPI_BYTE, NULL), PARIO_OK);
+        for (int64_t i = 0; i < (int64_t)NBLK * BLK; i++)
+            blocks[i] = (unsigned char)(i % 13 + 100);
+        for (int64_t b = 0; b < NBLK; b++)
+            memcpy(want + b * (BLK + GAP), blocks + b * BLK, BLK);
+    }
+    MPI_Datatype ft;
+    MPI_Type_vector(NBLK, BLK, BLK + GAP, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    if (fh) {
+        PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "ind_wr_buffer_size", "262144"); /* four blocks per window */
+        PT_EQ(pario_file_set_info(fh, info), PARIO_OK);
+        MPI_Info_free(&info);
+        if (rank == 0)
+            PT_EQ(pario_file_write_at(fh, 0, blocks, NBLK * BLK, MPI_BYTE, NULL), PARIO_OK);
+        pario_error err;
+        PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    }
+    if (want && img) {
+        PT_EQ(ptest_file_image(path, img, len + 1), len);
+        if (rank == 0)
+            PT_EQ(memcmp(img, want, (size_t)len), 0);
+    }
+    MPI_Type_free(&ft);
+    free(want);
+    free(blocks);
+    free(img);
 }
 
 /* The lock the funnel's write must wait for: an OFD lock through a
@@ -184,7 +239,9 @@ int main(int argc, char **argv) {
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }
-    check_everyone_sieving();
+    check_everyone_sieving("sieve-all", 16, 8192);
+    check_everyone_sieving("sieve-all-large", 40000, 24);
+    check_gaps_kept();
     check_funnel_locks();
     return ptest_finish();
 }

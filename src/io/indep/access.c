@@ -112,28 +112,65 @@ typedef struct xfer {
     window w;
 } xfer;
 
-/* Read the whole window [start, end) into the sieve buffer; bytes past the
- * end of file read as zeros. */
-static int sieve_load(xfer *x, char **buf) {
+/* Read file bytes [off, off + len) to buf; bytes past the end of file read
+ * as zeros. */
+static int read_zero_filled(pario_file *fh, char *buf, int64_t len, int64_t off) {
+    int64_t got = 0;
+    int rc = fh->io.drv->pread(&fh->io, buf, len, off, &got, &fh->last);
+    if (rc == PARIO_OK)
+        memset(buf + got, 0, (size_t)(len - got));
+    return rc;
+}
+
+/* The sieve buffer, large enough for the window. */
+static int sieve_buffer(xfer *x, char **buf) {
     pario_file *fh = x->fh;
-    window *w = &x->w;
-    int64_t span = w->end - w->start, got = 0;
+    int64_t span = x->w.end - x->w.start;
     int rc = io_scratch_reserve(&fh->scratch.window, &fh->scratch.window_len, span);
     if (rc != PARIO_OK)
         return pario_fail(&fh->last, rc, "%s %s: no memory for a %lld-byte sieve window",
                           x->write ? "write" : "read", fh->path, (long long)span);
     *buf = fh->scratch.window;
-    rc = fh->io.drv->pread(&fh->io, *buf, span, w->start, &got, &fh->last);
-    if (rc == PARIO_OK)
-        memset(*buf + got, 0, (size_t)(span - got));
+    return PARIO_OK;
+}
+
+/* Read the whole window [start, end) into the sieve buffer. */
+static int sieve_load(xfer *x, char **buf) {
+    int rc = sieve_buffer(x, buf);
+    return rc != PARIO_OK ? rc : read_zero_filled(x->fh, *buf, x->w.end - x->w.start, x->w.start);
+}
+
+/* Read only the gaps between the window's blocks into the sieve buffer, one
+ * call per gap: the blocks themselves are about to be overwritten. */
+static int sieve_load_gaps(xfer *x, char **buf) {
+    window *w = &x->w;
+    int rc = sieve_buffer(x, buf);
+    int64_t done = w->start; /* file bytes before this are in place */
+    for (int64_t i = 0; i < w->nruns && rc == PARIO_OK; i++) {
+        const io_run *r = &w->r[i];
+        for (int64_t b = 0; b < r->count && rc == PARIO_OK; b++) {
+            int64_t off = r->off + b * r->stride;
+            if (off > done)
+                rc = read_zero_filled(x->fh, *buf + (done - w->start), off - done, done);
+            done = off + r->len > done ? off + r->len : done;
+        }
+    }
     return rc;
+}
+
+/* Whether reading the window's gaps one by one costs less than reading the
+ * whole window: each call is weighed at IO_SYSCALL_BYTES against the block
+ * bytes it skips (a window of few large blocks, as a block-distributed array
+ * with data sieving of a large buffer). */
+static int gaps_cheaper(const window *w) {
+    return (w->n - 1) * IO_SYSCALL_BYTES < w->data;
 }
 
 /* Read-modify-write of the window [start, end): gaps keep the file's bytes. */
 static int sieve_write(xfer *x, const char *data) {
     window *w = &x->w;
     char *buf = NULL;
-    int rc = sieve_load(x, &buf);
+    int rc = gaps_cheaper(w) ? sieve_load_gaps(x, &buf) : sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
     for (int64_t i = 0; i < w->nruns; i++) {
