@@ -228,6 +228,48 @@ static void check_collective_one_bad(const char *path) {
     CONF_EXPECT_IMAGE(path, image, image_len);
 }
 
+/* A collective read through a view with holes (4-byte blocks of all ranks
+ * interleaved) with a bad count on the last rank: on one node each rank
+ * reads for itself, so only the last rank fails and the others get their
+ * bytes; with romio_cb_read=enable (two-phase) every rank fails alike and
+ * nobody's buffer changes. Runs under pario only, as above. */
+static void check_collective_read_one_bad(const char *path) {
+    enum { BLK = 4 };
+    int rank = conf_rank(), n = conf_size(), last = n - 1;
+    if (!ptest_on_pario() || n < 2)
+        return;
+    int blocks = (int)(image_len / (BLK * (size_t)n));
+    MPI_Datatype ft;
+    MPI_Type_vector(blocks, BLK, BLK * n, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    for (int agreed = 0; agreed < 2; agreed++) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_cb_read", agreed ? "enable" : "automatic");
+        MPI_File fh;
+        int opened = PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+        MPI_Info_free(&info);
+        if (!opened)
+            break;
+        PT_MPI_OK(
+            MPI_File_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+        unsigned char got[IMAGE], want[IMAGE];
+        memset(got, 0xee, sizeof got);
+        memset(want, 0xee, sizeof want);
+        int count = rank == last ? -1 : blocks * BLK;
+        signal(SIGALRM, report_hang);
+        alarm(HANG_SECONDS);
+        int rc = MPI_File_read_at_all(fh, 0, got, count, MPI_BYTE, MPI_STATUS_IGNORE);
+        alarm(0);
+        PT_MPI_CLASS(rc, agreed || rank == last ? MPI_ERR_COUNT : MPI_SUCCESS);
+        for (int b = 0; b < blocks && !agreed && rank != last; b++)
+            memcpy(want + b * BLK, image + ((size_t)b * n + (size_t)rank) * BLK, BLK);
+        PT_CHECK(memcmp(got, want, sizeof got) == 0);
+        PT_MPI_OK(MPI_File_close(&fh));
+    }
+    MPI_Type_free(&ft);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -239,5 +281,6 @@ int main(int argc, char **argv) {
     check_read_only(path);
     check_collective_all_bad(path);
     check_collective_one_bad(path);
+    check_collective_read_one_bad(path);
     return ptest_finish();
 }

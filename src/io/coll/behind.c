@@ -354,10 +354,6 @@ int coll_behind_applies(const pario_file *fh, int write) {
            fh->nranks <= LOG_MAX_RANKS && !fh->log_failed;
 }
 
-int coll_direct_read_applies(const pario_file *fh, int write) {
-    return !write && message_free(fh) && fh->hints.cb_read == IO_AUTOMATIC;
-}
-
 /* Data bytes of one slice. The whole window is two two-phase cycles
  * (pario_cb_cycle_size each, within cb_buffer_size), like an aggregator's
  * two pipelined halves: small enough to stay in the CPU cache and to be

@@ -66,10 +66,6 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join);
 /* Whether this collective write is kept in the rank's log (behind.c): the
  * same answer on every rank (hints, mode and the views agreed at set_view). */
 int coll_behind_applies(const pario_file *fh, int write);
-/* Whether this collective read is every rank's own read, with no message
- * (behind.c; the same answer on every rank): views contiguous, one node,
- * romio_cb_read automatic. Kept writes are flushed first. */
-int coll_direct_read_applies(const pario_file *fh, int write);
 /* Keep this rank's part (rc: its verdict on the arguments, not shared) in
  * its log, or write it now when it does not fit. No communication. */
 int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
