@@ -37,6 +37,8 @@ static int aggregate(const pario_file *fh, int write, const coll_range *all) {
         return 0;
     if (sw == IO_ENABLE)
         return 1;
+    if (write && fh->nnodes == 1 && fh->tiny_holes) /* see COLL_TINY_BLOCK */
+        return 0;
     return coll_should_aggregate(all, fh->nranks);
 }
 

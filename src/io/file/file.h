@@ -44,6 +44,8 @@ struct pario_file {
                                        romio_ds_write allows it): plain writes then lock */
     int plain_views;                /* every rank's view is contiguous in the file and the
                                        file is a regular file (agreed, io_file_settle) */
+    int tiny_holes;                 /* some rank's view has holes, and every such view's
+                                       blocks average under COLL_TINY_BLOCK (agreed) */
     struct log_window *log;         /* kept collective writes (io/coll/behind.c) */
     struct log_cache *log_cache;    /* windows parked on the program's communicator */
     int log_pending;                /* a collective write was kept on some rank since the

@@ -91,6 +91,10 @@ void flat_release(const flat_type *t);
 /* True when one instance is `size` bytes starting at true_lb with no gaps. */
 bool flat_is_contiguous(const flat_type *t);
 
+/* Blocks of data in one instance (leaves times their repetitions; blocks
+ * that touch were merged when the type was flattened). */
+int64_t flat_blocks(const flat_type *t);
+
 /* Number of bytes the flattened representation occupies, each shared child
  * counted once (for memory tests). -1 if the bookkeeping cannot be allocated. */
 int64_t flat_footprint(const flat_type *t);

@@ -53,6 +53,16 @@ bool flat_is_contiguous(const flat_type *t) {
            t->nodes[0].len == t->size;
 }
 
+int64_t flat_blocks(const flat_type *t) {
+    int64_t n = 0;
+    for (int i = 0; i < t->nnodes && n < INT64_MAX / 2; i++) {
+        const flat_node *d = &t->nodes[i];
+        int64_t each = d->child ? flat_blocks(d->child) : 1;
+        n += each > INT64_MAX / 2 / d->count ? INT64_MAX / 2 : each * d->count;
+    }
+    return n < INT64_MAX / 2 ? n : INT64_MAX / 2;
+}
+
 /* Distinct flat_types met while measuring a footprint. */
 typedef struct visit_set {
     const flat_type **items;
