@@ -10,9 +10,10 @@
  * every rank sieves interleaved blocks at once with overlapping windows, and
  * every block keeps its writer's bytes, with small blocks (windows read
  * whole) and large ones (only the gaps read); a window of large blocks over
- * old bytes and past the end of file keeps the old bytes and zeros. Last, a small collective write,
- * which rank 0 writes for everyone, takes the same lock: while a lock of the
- * test's own on that range is held, the call does not return. */
+ * old bytes and past the end of file keeps the old bytes and zeros. Last, a
+ * small collective write, which rank 0 writes for everyone, takes the same
+ * lock: while a lock of the test's own on that range is held, the call does
+ * not return. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -101,8 +102,10 @@ static void check_everyone_sieving(const char *name, int64_t blk, int64_t nblk) 
     MPI_Info_free(&info);
     int64_t n = blk * nblk * nranks, wrong = 0;
     unsigned char *mine = malloc((size_t)(blk * nblk)), *img = malloc((size_t)n);
-    PT_CHECK(mine && img);
+    PT_CHECK(mine && img); /* the sizes are the same on every rank */
     if (!fh || !mine || !img) {
+        if (fh)
+            pario_file_close(&fh, &err);
         free(mine);
         free(img);
         return;
