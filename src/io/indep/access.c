@@ -376,6 +376,46 @@ int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count
     return io_access_flat(fh, write, pos, buf, count, mt, moved);
 }
 
+/* Contiguous memory through a linear view: one call at the stream's file
+ * offset, no cursor and no window (a read stops short at end of file). */
+static int move_direct(xfer *x, char *data, int64_t pos, int64_t total, int64_t *moved) {
+    pario_file *fh = x->fh;
+    int64_t off = fh->view.disp + fh->view.linear_base + pos;
+    if (!x->write) {
+        int rc = fh->io.drv->pread(&fh->io, data, total, off, moved, &fh->last);
+        if (rc != PARIO_OK)
+            *moved = 0;
+        return rc;
+    }
+    int rc = x->lock ? fh->io.drv->lock(&fh->io, off, total, 1, &fh->last) : PARIO_OK;
+    if (rc == PARIO_OK)
+        rc = fh->io.drv->pwrite(&fh->io, data, total, off, &fh->last);
+    int urc = x->lock ? fh->io.drv->unlock(&fh->io, off, total, &fh->last) : PARIO_OK;
+    rc = rc != PARIO_OK ? rc : urc;
+    *moved = rc == PARIO_OK ? total : 0;
+    return rc;
+}
+
+/* Any memory through any view: windows of file blocks, sieved or not,
+ * with noncontiguous memory staged. */
+static int move_through_view(xfer *x, io_mem_cursor *m, int64_t pos, int64_t total,
+                             int64_t *moved) {
+    pario_file *fh = x->fh;
+    int rc = reserve_runs(fh);
+    if (rc != PARIO_OK)
+        return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
+    x->w.r = fh->scratch.runs;
+    if (!x->write && (rc = fh->io.drv->get_size(&fh->io, &x->eof, &fh->last)) != PARIO_OK)
+        return rc;
+    io_file_cursor c;
+    rc = io_file_open(&c, &fh->view, pos);
+    if (rc == PARIO_OK) {
+        rc = run_chunks(x, m, &c, total, moved);
+        io_file_close(&c);
+    }
+    return rc;
+}
+
 int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
                    const flat_type *mt, int64_t *moved) {
     int rc = PARIO_OK;
@@ -384,11 +424,6 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     if (total == 0)
         return PARIO_OK;
     xfer x = {.fh = fh, .write = write, .lock = write && plain_writes_lock(fh), .eof = INT64_MAX};
-    if ((rc = reserve_runs(fh)) != PARIO_OK)
-        return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
-    x.w.r = fh->scratch.runs;
-    if (!write && (rc = fh->io.drv->get_size(&fh->io, &x.eof, &fh->last)) != PARIO_OK)
-        return rc;
     int64_t first = 0, end = 0;
     if (fh->atomic) {
         if ((rc = access_span(fh, pos, total, &first, &end)) != PARIO_OK)
@@ -398,14 +433,10 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
         x.lock = 0; /* the whole span is held already */
     }
     io_mem_cursor m;
-    io_file_cursor c;
     rc = io_mem_open(&m, mt, buf, count, 0);
     if (rc == PARIO_OK) {
-        rc = io_file_open(&c, &fh->view, pos);
-        if (rc == PARIO_OK) {
-            rc = run_chunks(&x, &m, &c, total, moved);
-            io_file_close(&c);
-        }
+        rc = m.contig && fh->view.linear ? move_direct(&x, m.contig, pos, total, moved)
+                                         : move_through_view(&x, &m, pos, total, moved);
         io_mem_close(&m);
     }
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
