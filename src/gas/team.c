@@ -1,5 +1,6 @@
 /* Teams: a duplicated communicator, its node-local split, error recording. */
 #include "gas/gas_internal.h"
+#include "common/node.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,33 +38,10 @@ int gas_check_not_in_handler(pario_gas_team *team, const char *what) {
     return PARIO_OK;
 }
 
-/* PARIO_NODE_SIZE=k as a positive integer, or 0 when unset or invalid. */
-static int node_size_from_env(void) {
-    const char *s = getenv("PARIO_NODE_SIZE");
-    if (!s || !*s)
-        return 0;
-    char *end = NULL;
-    long k = strtol(s, &end, 10);
-    if (*end != '\0' || k < 1 || k > (1L << 30))
-        return 0;
-    return (int)k;
-}
-
-/* The shared-memory node of the caller, narrowed to blocks of k ranks. */
+/* The shared-memory node of the caller (see common/node.h). */
 static int split_node_comm(pario_gas_team *team) {
-    MPI_Comm shared;
-    int rc =
-        MPI_Comm_split_type(team->comm, MPI_COMM_TYPE_SHARED, team->rank, MPI_INFO_NULL, &shared);
-    if (rc != MPI_SUCCESS)
-        return gas_mpi_check(team, rc, "MPI_Comm_split_type");
-    int k = node_size_from_env();
-    if (k == 0) {
-        team->node_comm = shared;
-        return PARIO_OK;
-    }
-    rc = MPI_Comm_split(shared, team->rank / k, team->rank, &team->node_comm);
-    MPI_Comm_free(&shared);
-    return gas_mpi_check(team, rc, "MPI_Comm_split");
+    int rc = pario_node_comm(team->comm, &team->node_comm);
+    return rc == MPI_SUCCESS ? PARIO_OK : gas_mpi_check(team, rc, "MPI_Comm_split_type");
 }
 
 /* Fills node_index / node_members and counts the nodes. */

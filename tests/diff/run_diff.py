@@ -35,17 +35,19 @@ import time
 
 
 class Backend:
-    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=()):
+    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=()):
         self.name = name
         self.mpi = mpi
         self.mpiexec = mpiexec
         self.diffgen = diffgen
         self.preload = preload
         self.hints = list(hints)  # "key=value": pario's PARIO_HINT_<key> overrides
+        self.env = list(env)  # "NAME=value": more environment for this back end
         self.romio_limits = mpi == "mpich"
 
     def command(self, np, seed, cases, workdir):
         env = [("PARIO_HINT_" + k, v) for k, _, v in (h.partition("=") for h in self.hints)]
+        env += [(k, v) for k, _, v in (e.partition("=") for e in self.env)]
         if self.mpi == "mpich":
             cmd = [self.mpiexec, "-n", str(np)]
             if self.preload:
@@ -236,6 +238,9 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--hint", action="append", default=[], metavar="KEY=VALUE",
                    help="pario hint for the back end under test (PARIO_HINT_KEY), repeatable")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="environment for the back end under test, e.g. PARIO_NODE_SIZE=2 "
+                   "(every 2 ranks a node), repeatable")
     p.add_argument("--cases", default="0-99", help="case range A-B run at every rank count")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
@@ -269,7 +274,8 @@ def main():
     else:
         if not args.preload:
             p.error("--preload is required unless --oracle-only or --other-mpi")
-        b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint)
+        b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint,
+                    args.env)
 
     if args.model_only and args.preload:
         b.romio_limits = False  # no ROMIO in the run: nothing to leave out

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
+#include "common/node.h"
 #include "io/async/async.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
@@ -28,14 +29,14 @@ static int check_amode(int amode, const char *path, pario_error *err) {
     return PARIO_OK;
 }
 
-/* The shared-memory nodes comm spans, and this rank's index on its node. */
+/* The shared-memory nodes comm spans, and this rank's index on its node
+ * (PARIO_NODE_SIZE may cut a machine into several: common/node.h). */
 static void node_layout(pario_file *fh) {
     MPI_Comm node;
     int leader = 0;
     fh->nnodes = 1;
     fh->node_rank = fh->rank;
-    if (MPI_Comm_split_type(fh->comm, MPI_COMM_TYPE_SHARED, fh->rank, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
+    if (pario_node_comm(fh->comm, &node) != MPI_SUCCESS)
         return;
     MPI_Comm_rank(node, &fh->node_rank);
     leader = fh->node_rank == 0;
