@@ -228,46 +228,58 @@ static void check_collective_one_bad(const char *path) {
     CONF_EXPECT_IMAGE(path, image, image_len);
 }
 
-/* A collective read through a view with holes (4-byte blocks of all ranks
- * interleaved) with a bad count on the last rank: on one node each rank
- * reads for itself, so only the last rank fails and the others get their
- * bytes; with romio_cb_read=enable (two-phase) every rank fails alike and
- * nobody's buffer changes. Runs under pario only, as above. */
-static void check_collective_read_one_bad(const char *path) {
-    enum { BLK = 4 };
+/* One collective read through a view of blk-byte blocks stride bytes apart
+ * (this rank's first at rank * blk), with a bad count on the last rank:
+ * either only the last rank fails and the others get their bytes (each rank
+ * reads for itself), or every rank fails alike and no buffer changes. */
+static void read_one_bad(const char *path, const char *cb_read, int blk, int stride,
+                         int each_alone) {
     int rank = conf_rank(), n = conf_size(), last = n - 1;
-    if (!ptest_on_pario() || n < 2)
-        return;
-    int blocks = (int)(image_len / (BLK * (size_t)n));
+    int blocks = (int)(image_len / (size_t)stride);
     MPI_Datatype ft;
-    MPI_Type_vector(blocks, BLK, BLK * n, MPI_BYTE, &ft);
+    MPI_Type_vector(blocks, blk, stride, MPI_BYTE, &ft);
     MPI_Type_commit(&ft);
-    for (int agreed = 0; agreed < 2; agreed++) {
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "romio_cb_read", agreed ? "enable" : "automatic");
-        MPI_File fh;
-        int opened = PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
-        MPI_Info_free(&info);
-        if (!opened)
-            break;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_read", cb_read);
+    MPI_File fh;
+    int opened = PT_MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+    MPI_Info_free(&info);
+    if (opened) {
         PT_MPI_OK(
-            MPI_File_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+            MPI_File_set_view(fh, (MPI_Offset)rank * blk, MPI_BYTE, ft, "native", MPI_INFO_NULL));
         unsigned char got[IMAGE], want[IMAGE];
         memset(got, 0xee, sizeof got);
         memset(want, 0xee, sizeof want);
-        int count = rank == last ? -1 : blocks * BLK;
+        int count = rank == last ? -1 : blocks * blk;
         signal(SIGALRM, report_hang);
         alarm(HANG_SECONDS);
         int rc = MPI_File_read_at_all(fh, 0, got, count, MPI_BYTE, MPI_STATUS_IGNORE);
         alarm(0);
-        PT_MPI_CLASS(rc, agreed || rank == last ? MPI_ERR_COUNT : MPI_SUCCESS);
-        for (int b = 0; b < blocks && !agreed && rank != last; b++)
-            memcpy(want + b * BLK, image + ((size_t)b * n + (size_t)rank) * BLK, BLK);
+        int mine_ok = each_alone && rank != last;
+        PT_MPI_CLASS(rc, mine_ok ? MPI_SUCCESS : MPI_ERR_COUNT);
+        for (int b = 0; b < blocks && mine_ok; b++)
+            memcpy(want + b * blk, image + (size_t)b * stride + (size_t)rank * blk, (size_t)blk);
         PT_CHECK(memcmp(got, want, sizeof got) == 0);
         PT_MPI_OK(MPI_File_close(&fh));
     }
     MPI_Type_free(&ft);
+}
+
+/* Collective reads with a bad count on one rank. On one node each rank reads
+ * for itself through a view whose blocks are dense enough (4-byte blocks of
+ * all ranks interleaved), so only that rank fails; with romio_cb_read=enable
+ * (two-phase), or through a view that spreads each rank's bytes thinly
+ * (1 byte in 16, past COLL_MAX_SPREAD), every rank fails alike. Runs under
+ * pario only, as above. */
+static void check_collective_read_one_bad(const char *path) {
+    int n = conf_size();
+    if (!ptest_on_pario() || n < 2)
+        return;
+    read_one_bad(path, "automatic", 4, 4 * n, 1);
+    read_one_bad(path, "enable", 4, 4 * n, 0);
+    if (n <= 16)
+        read_one_bad(path, "automatic", 1, 16, 0);
 }
 
 int main(int argc, char **argv) {

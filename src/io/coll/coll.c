@@ -37,7 +37,7 @@ static int aggregate(const pario_file *fh, int write, const coll_range *all) {
         return 0;
     if (sw == IO_ENABLE)
         return 1;
-    if (write && fh->nnodes == 1 && fh->tiny_holes) /* see COLL_TINY_BLOCK */
+    if (write && fh->nnodes == 1 && fh->tiny_holes && fh->dense_views) /* COLL_TINY_BLOCK */
         return 0;
     return coll_should_aggregate(all, fh->nranks);
 }
@@ -129,11 +129,11 @@ static int run_planned(pario_file *fh, coll_plan *plan, int rc, int write, int64
  * medians of 5, MiB/s, two-phase vs independent reads of the same views):
  * 8 B blocks interleaved in the file 113 vs 7156, 64 B 720 vs 10465, 4 KiB
  * 4120 vs 14196; the 3-D array 6340 vs 15186; from the device (durable), 8 B
- * 118 vs 1018, 4 KiB 922 vs 1098, the array 1609 vs 2319. romio_cb_read=
- * enable keeps two-phase reads; atomic mode keeps them too. Kept writes are
- * flushed first. */
+ * 118 vs 1018, 4 KiB 922 vs 1098, the array 1609 vs 2319. Views that spread
+ * their data thinner than COLL_MAX_SPREAD, romio_cb_read=enable and atomic
+ * mode keep two-phase reads. Kept writes are flushed first. */
 static int each_rank_reads(const pario_file *fh, int write) {
-    return !write && fh->nranks > 1 && fh->nnodes == 1 && !fh->atomic &&
+    return !write && fh->nranks > 1 && fh->nnodes == 1 && !fh->atomic && fh->dense_views &&
            fh->hints.cb_read == IO_AUTOMATIC;
 }
 

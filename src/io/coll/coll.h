@@ -38,6 +38,14 @@ void io_coll_log_detach(pario_file *fh);
  * vs 718 and 110 vs 617, 64 B 653 vs 1728 and 534 vs 597; 512 B 2005 vs 1401
  * and 845 vs 628, 4 KiB 2357 vs 1787 and 928 vs 643. */
 #define COLL_TINY_BLOCK 256
+/* Largest spread (filetype extent over its data bytes) for which a rank's
+ * own sieved access on one node stays cheaper than two-phase: a sieving
+ * rank reads (and, writing, writes back) the other ranks' bytes between its
+ * own, so its traffic grows with the spread, while two-phase moves each byte
+ * once. At 4 ranks (spread 4) each rank's own reads were 3.4x (4 KiB blocks)
+ * to 60x (8 B) faster than two-phase; past 8 the margin for the larger
+ * blocks would be gone. */
+#define COLL_MAX_SPREAD 8
 
 /* Entries each rank contributes to the allgather of ranges. */
 enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };

@@ -46,6 +46,8 @@ struct pario_file {
                                        file is a regular file (agreed, io_file_settle) */
     int tiny_holes;                 /* some rank's view has holes, and every such view's
                                        blocks average under COLL_TINY_BLOCK (agreed) */
+    int dense_views;                /* every rank's view spreads its data at most
+                                       COLL_MAX_SPREAD times (agreed) */
     struct log_window *log;         /* kept collective writes (io/coll/behind.c) */
     struct log_cache *log_cache;    /* windows parked on the program's communicator */
     int log_pending;                /* a collective write was kept on some rank since the

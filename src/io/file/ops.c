@@ -87,19 +87,23 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  *   the default view), plain writes skip the two fcntl calls of a lock.
  * - When every rank's view is contiguous in a regular file, small
  *   collective writes may be kept behind (io/coll/behind.c).
- * - When the views with holes all have tiny blocks, collective writes on one
- *   node go independent (COLL_TINY_BLOCK). */
+ * - When no view spreads its data too thinly (COLL_MAX_SPREAD), collective
+ *   reads on one node are each rank's own, and so are collective writes
+ *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK). */
 static int agree_views(pario_file *fh, pario_error *err) {
     const flat_type *ft = fh->view.flat;
     int holes = !fh->view.linear;
     int coarse = holes && ft->size >= COLL_TINY_BLOCK * flat_blocks(ft);
-    int mine[4] = {holes && fh->hints.ds_write != IO_DISABLE, holes || !fh->io.regular, holes,
-                   coarse};
-    int any[4] = {1, 1, 0, 1}; /* when in doubt, lock, keep nothing and aggregate */
-    int ok = MPI_Allreduce(mine, any, 4, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
+    int64_t reach = ft->extent > ft->true_extent ? ft->extent : ft->true_extent;
+    int sparse = holes && reach > COLL_MAX_SPREAD * ft->size;
+    int mine[5] = {holes && fh->hints.ds_write != IO_DISABLE, holes || !fh->io.regular, holes,
+                   coarse, sparse};
+    int any[5] = {1, 1, 0, 1, 1}; /* when in doubt, lock, keep nothing and aggregate */
+    int ok = MPI_Allreduce(mine, any, 5, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
     fh->sieve_writers = any[0];
     fh->plain_views = !any[1];
     fh->tiny_holes = any[2] && !any[3];
+    fh->dense_views = !any[4];
     return ok ? PARIO_OK
               : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the views", fh->path);
 }
