@@ -1,8 +1,11 @@
 /* The native io API: open errors and their messages, views, sieving and
- * list I/O giving identical bytes, short reads, hints, damage-free errors. */
+ * list I/O giving identical bytes, short reads, hints, damage-free errors,
+ * writes whose blocks are reserved first. */
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "pario/io.h"
 #include "ptest.h"
@@ -180,6 +183,69 @@ static void test_hints(void) {
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 
+/* Under every pario_prealloc_writes value a large write past the end of an
+ * empty file and a small one before it give the same bytes and size, the
+ * hint is reported, and only the written ranges take blocks (the hole in
+ * between stays a hole: reservation covers exactly what is written). */
+static void test_reserved_writes(void) {
+    enum { BIG = (1 << 20) + 3, BIG_AT = (2 << 20) + 1, SMALL_AT = 100 };
+    static const char *const values[] = {"automatic", "enable", "disable"};
+    const char *path = ptest_path("reserved");
+    unsigned char *big = malloc(BIG), *back = malloc(BIG);
+    PT_CHECK(big && back);
+    if (!big || !back) {
+        free(big);
+        free(back);
+        return;
+    }
+    for (int i = 0; i < BIG; i++)
+        big[i] = (unsigned char)(i * 7 + 1);
+    for (int v = 0; v < 3; v++) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "pario_prealloc_writes", values[v]);
+        pario_file *fh = NULL;
+        pario_error err;
+        PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh,
+                              &err),
+              PARIO_OK);
+        MPI_Info_free(&info);
+        if (!fh)
+            break;
+        MPI_Info got;
+        char val[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        PT_EQ(pario_file_get_info(fh, &got), PARIO_OK);
+        MPI_Info_get(got, "pario_prealloc_writes", MPI_MAX_INFO_VAL, val, &flag);
+        PT_CHECK(flag && !strcmp(val, values[v]));
+        MPI_Info_free(&got);
+        PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
+        if (rank == 0) {
+            PT_EQ(pario_file_write_at(fh, BIG_AT, big, BIG, MPI_BYTE, NULL), PARIO_OK);
+            PT_EQ(pario_file_write_at(fh, SMALL_AT, "pario", 5, MPI_BYTE, NULL), PARIO_OK);
+        }
+        PT_EQ(pario_file_sync(fh), PARIO_OK);
+        MPI_Offset size = 0;
+        PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
+        PT_EQ((int64_t)size, (int64_t)BIG_AT + BIG);
+        memset(back, 0xee, BIG);
+        PT_EQ(pario_file_read_at(fh, BIG_AT, back, BIG, MPI_BYTE, NULL), PARIO_OK);
+        PT_EQ(memcmp(back, big, BIG), 0);
+        unsigned char hole[64];
+        PT_EQ(pario_file_read_at(fh, SMALL_AT + 5, hole, sizeof hole, MPI_BYTE, NULL), PARIO_OK);
+        int nonzero = 0;
+        for (size_t i = 0; i < sizeof hole; i++)
+            nonzero += hole[i] != 0;
+        PT_EQ(nonzero, 0);
+        PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+        struct stat st;
+        PT_EQ(stat(path, &st), 0);
+        PT_CHECK((int64_t)st.st_blocks * 512 <= (int64_t)BIG + (256 << 10));
+    }
+    free(big);
+    free(back);
+}
+
 static void test_seek_end_with_view(void) {
     const char *path = ptest_path("seek");
     pario_file *fh = NULL;
@@ -269,6 +335,7 @@ int main(int argc, char **argv) {
     test_views();
     test_short_read_and_bad_input();
     test_hints();
+    test_reserved_writes();
     test_seek_end_with_view();
     test_short_extent_filetype();
     return ptest_finish();

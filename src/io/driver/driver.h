@@ -13,10 +13,12 @@ typedef struct io_driver io_driver;
 /* One open file of a driver. `err` receives messages naming `path`. */
 typedef struct io_handle {
     const io_driver *drv;
-    const char *path; /* owned by the caller; outlives the handle */
-    int fd;           /* posix: the file descriptor */
-    int readable;     /* opened with read access (data sieving needs it for writes) */
-    int regular;      /* a regular file (not a device, pipe or socket) */
+    const char *path;     /* owned by the caller; outlives the handle */
+    int fd;               /* posix: the file descriptor */
+    int readable;         /* opened with read access (data sieving needs it for writes) */
+    int regular;          /* a regular file (not a device, pipe or socket) */
+    int64_t prealloc_min; /* writes of at least this many bytes reserve their blocks
+                             first (the file's size kept); < 0: never */
 } io_handle;
 
 /* Flags for io_driver.open, independent of the MPI amode bits. */

@@ -45,7 +45,20 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = known && S_ISREG(st.st_mode);
+    h->prealloc_min = -1; /* until the file's hints say otherwise */
     return PARIO_OK;
+}
+
+/* Reserve the blocks of a write of len bytes at off before writing it (see
+ * IO_PREALLOC_MIN), keeping the file's size: advice only. A file system that
+ * cannot reserve is not asked again; any other failure is left for the write
+ * itself to meet and report (a full disk, for one). */
+static void reserve_blocks(io_handle *h, int64_t off, int64_t len) {
+    if (h->prealloc_min < 0 || len < h->prealloc_min || !h->regular || len == 0)
+        return;
+    if (fallocate(h->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) != 0 &&
+        (errno == EOPNOTSUPP || errno == ENOSYS))
+        h->prealloc_min = -1;
 }
 
 static int posix_close(io_handle *h, pario_error *err) {
@@ -81,6 +94,7 @@ static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
                         pario_error *err) {
     const char *p = buf;
     int64_t put = 0;
+    reserve_blocks(h, off, len);
     while (put < len) {
         int64_t want = len - put < POSIX_MAX_IO ? len - put : POSIX_MAX_IO;
         ssize_t n = pwrite(h->fd, p + put, (size_t)want, (off_t)(off + put));
@@ -115,6 +129,10 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n) {
 static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
                          pario_error *err) {
     struct iovec local[POSIX_IOV_BATCH];
+    int64_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += (int64_t)iov[i].iov_len;
+    reserve_blocks(h, off, len);
     while (iovcnt > 0) {
         int n = iovcnt < POSIX_IOV_BATCH ? iovcnt : POSIX_IOV_BATCH;
         memcpy(local, iov, (size_t)n * sizeof *iov);

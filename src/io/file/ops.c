@@ -109,6 +109,7 @@ static int agree_views(pario_file *fh, pario_error *err) {
 }
 
 int io_file_settle(pario_file *fh, pario_error *err) {
+    fh->io.prealloc_min = io_hints_prealloc_min(&fh->hints);
     int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
     return rc == PARIO_OK ? io_agree(fh->comm, agree_views(fh, err), err) : rc;
 }

@@ -24,6 +24,14 @@
  * 7919, 10599. Sieving writes were the same at 256 KiB, 512 KiB and 1 MiB. */
 #define IO_DEFAULT_IND_RD_BUFFER ((int64_t)256 << 10)
 #define IO_DEFAULT_IND_WR_BUFFER ((int64_t)512 << 10)
+/* Smallest write whose file blocks are reserved (fallocate, size kept)
+ * before it is written, by default. On ext4 a buffered write into reserved
+ * blocks skips the per-page reservation of delayed allocation. Measured (one
+ * process, 32 MiB of fresh file from a cached buffer, MiB/s, plain vs
+ * reserved first): 16 KiB calls 2536 vs 1622, 64 KiB 4095 vs 4049, 256 KiB
+ * 4990 vs 6403, 1 MiB 5730 vs 8296, 20 records of 47,008 B per pwritev 5140
+ * vs 6919; the same 47,008 B runs with fsync timed 1415 vs 1478. */
+#define IO_PREALLOC_MIN ((int64_t)256 << 10)
 /* Aggregators per node by default: copying into the page cache scales with
  * the cores of a node, so one aggregator per node (ROMIO's default) leaves
  * most of a node's memory bandwidth unused; more than a few adds exchange
@@ -42,6 +50,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
         nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:%d", IO_AGGREGATORS_PER_NODE);
     h->cb_read = h->cb_write = h->cb_read_pipeline = h->cb_write_behind = IO_AUTOMATIC;
+    h->prealloc_writes = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
     h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
     h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
@@ -142,6 +151,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_switch(val, &h->cb_read_pipeline);
     else if (!strcmp(key, "pario_cb_write_behind"))
         parse_switch(val, &h->cb_write_behind);
+    else if (!strcmp(key, "pario_prealloc_writes"))
+        parse_switch(val, &h->prealloc_writes);
     else if (!strcmp(key, "romio_ds_read"))
         parse_switch(val, &h->ds_read);
     else if (!strcmp(key, "romio_ds_write"))
@@ -202,10 +213,11 @@ static void apply_hints_file(io_hints *h, const char *path) {
 }
 
 static const char *const hint_keys[] = {
-    "cb_buffer_size",         "pario_cb_cycle_size",  "cb_nodes",      "cb_config_list",
-    "romio_cb_read",          "romio_cb_write",       "romio_ds_read", "romio_ds_write",
-    "ind_rd_buffer_size",     "ind_wr_buffer_size",   "striping_unit", "striping_factor",
-    "pario_cb_read_pipeline", "pario_cb_write_behind"};
+    "cb_buffer_size",         "pario_cb_cycle_size",   "cb_nodes",
+    "cb_config_list",         "romio_cb_read",         "romio_cb_write",
+    "romio_ds_read",          "romio_ds_write",        "ind_rd_buffer_size",
+    "ind_wr_buffer_size",     "striping_unit",         "striping_factor",
+    "pario_cb_read_pipeline", "pario_cb_write_behind", "pario_prealloc_writes"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -225,6 +237,12 @@ void io_hints_resolve(io_hints *h, MPI_Info info) {
     apply_hint_env(h);
 }
 
+int64_t io_hints_prealloc_min(const io_hints *h) {
+    if (h->prealloc_writes == IO_DISABLE)
+        return -1;
+    return h->prealloc_writes == IO_ENABLE ? 0 : IO_PREALLOC_MIN;
+}
+
 int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     if (MPI_Info_create(info) != MPI_SUCCESS)
         return PARIO_ERR_NO_MEM;
@@ -240,6 +258,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
     MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
+    MPI_Info_set(*info, "pario_prealloc_writes", switch_name(h->prealloc_writes));
     MPI_Info_set(*info, "romio_ds_read", switch_name(h->ds_read));
     MPI_Info_set(*info, "romio_ds_write", switch_name(h->ds_write));
     snprintf(v, sizeof v, "%lld", (long long)h->ind_rd_buffer_size);

@@ -25,6 +25,7 @@ typedef struct io_hints {
     io_switch cb_read, cb_write; /* romio_cb_read / romio_cb_write */
     io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: prefetch the next read cycle */
     io_switch cb_write_behind;   /* pario_cb_write_behind: keep small collective writes */
+    io_switch prealloc_writes;   /* pario_prealloc_writes: reserve a write's blocks first */
     io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
     int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */
     int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */
@@ -45,6 +46,9 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
 void io_hints_resolve(io_hints *h, MPI_Info info);
 /* Apply only info (set_info, set_view). */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
+/* The smallest write whose blocks the driver reserves before writing it
+ * (pario_prealloc_writes: automatic IO_PREALLOC_MIN, enable 0, disable -1). */
+int64_t io_hints_prealloc_min(const io_hints *h);
 /* A new MPI_Info holding every hint in effect. */
 int io_hints_to_info(const io_hints *h, MPI_Info *info);
 
