@@ -17,8 +17,11 @@ typedef struct io_handle {
     int fd;               /* posix: the file descriptor */
     int readable;         /* opened with read access (data sieving needs it for writes) */
     int regular;          /* a regular file (not a device, pipe or socket) */
-    int64_t prealloc_min; /* writes of at least this many bytes reserve their blocks
-                             first (the file's size kept); < 0: never */
+    int reserve_measured; /* on a file system where reserving blocks before a large
+                             write was measured to pay (ext4) */
+    _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
+                                     blocks first (the file's size kept); < 0: never.
+                                     Set from the hints; writers of any thread read it */
 } io_handle;
 
 /* Flags for io_driver.open, independent of the MPI amode bits. */

@@ -5,9 +5,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "common/error.h"
 
@@ -45,7 +48,9 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = known && S_ISREG(st.st_mode);
-    h->prealloc_min = -1; /* until the file's hints say otherwise */
+    struct statfs fs;
+    h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
+    atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */
     return PARIO_OK;
 }
 
@@ -54,11 +59,12 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
  * cannot reserve is not asked again; any other failure is left for the write
  * itself to meet and report (a full disk, for one). */
 static void reserve_blocks(io_handle *h, int64_t off, int64_t len) {
-    if (h->prealloc_min < 0 || len < h->prealloc_min || !h->regular || len == 0)
+    int64_t min = atomic_load_explicit(&h->prealloc_min, memory_order_relaxed);
+    if (min < 0 || len < min || !h->regular || len == 0)
         return;
     if (fallocate(h->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) != 0 &&
         (errno == EOPNOTSUPP || errno == ENOSYS))
-        h->prealloc_min = -1;
+        atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
 }
 
 static int posix_close(io_handle *h, pario_error *err) {

@@ -1,4 +1,5 @@
 /* File-level operations: size, sync, info, atomicity, views and pointers. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include "common/error.h"
@@ -109,7 +110,9 @@ static int agree_views(pario_file *fh, pario_error *err) {
 }
 
 int io_file_settle(pario_file *fh, pario_error *err) {
-    fh->io.prealloc_min = io_hints_prealloc_min(&fh->hints);
+    atomic_store_explicit(&fh->io.prealloc_min,
+                          io_hints_prealloc_min(&fh->hints, fh->io.reserve_measured),
+                          memory_order_relaxed);
     int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
     return rc == PARIO_OK ? io_agree(fh->comm, agree_views(fh, err), err) : rc;
 }

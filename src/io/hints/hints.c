@@ -30,7 +30,9 @@
  * process, 32 MiB of fresh file from a cached buffer, MiB/s, plain vs
  * reserved first): 16 KiB calls 2536 vs 1622, 64 KiB 4095 vs 4049, 256 KiB
  * 4990 vs 6403, 1 MiB 5730 vs 8296, 20 records of 47,008 B per pwritev 5140
- * vs 6919; the same 47,008 B runs with fsync timed 1415 vs 1478. */
+ * vs 6919; the same 47,008 B runs with fsync timed 1415 vs 1478. Other file
+ * systems reserve only when asked (pario_prealloc_writes=enable): on a
+ * network file system each reservation may be a round trip to a server. */
 #define IO_PREALLOC_MIN ((int64_t)256 << 10)
 /* Aggregators per node by default: copying into the page cache scales with
  * the cores of a node, so one aggregator per node (ROMIO's default) leaves
@@ -237,10 +239,12 @@ void io_hints_resolve(io_hints *h, MPI_Info info) {
     apply_hint_env(h);
 }
 
-int64_t io_hints_prealloc_min(const io_hints *h) {
+int64_t io_hints_prealloc_min(const io_hints *h, int measured_fs) {
     if (h->prealloc_writes == IO_DISABLE)
         return -1;
-    return h->prealloc_writes == IO_ENABLE ? 0 : IO_PREALLOC_MIN;
+    if (h->prealloc_writes == IO_ENABLE)
+        return 0;
+    return measured_fs ? IO_PREALLOC_MIN : -1;
 }
 
 int io_hints_to_info(const io_hints *h, MPI_Info *info) {

@@ -47,8 +47,9 @@ void io_hints_resolve(io_hints *h, MPI_Info info);
 /* Apply only info (set_info, set_view). */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
 /* The smallest write whose blocks the driver reserves before writing it
- * (pario_prealloc_writes: automatic IO_PREALLOC_MIN, enable 0, disable -1). */
-int64_t io_hints_prealloc_min(const io_hints *h);
+ * (pario_prealloc_writes): enable 0, disable -1; automatic IO_PREALLOC_MIN
+ * on a file system where that was measured to pay (measured_fs), else -1. */
+int64_t io_hints_prealloc_min(const io_hints *h, int measured_fs);
 /* A new MPI_Info holding every hint in effect. */
 int io_hints_to_info(const io_hints *h, MPI_Info *info);
 
