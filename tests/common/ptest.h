@@ -112,6 +112,17 @@ static inline MPI_Datatype ptest_interleaved(int count, MPI_Datatype type) {
     return t;
 }
 
+/* Reads up to cap bytes of path at offset 0 with pread; the bytes read or
+ * -1 (not collective). */
+static inline long long ptest_read_file(const char *path, void *buf, size_t cap) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = pread(fd, buf, cap, 0);
+    close(fd);
+    return (long long)n;
+}
+
 /* Rank 0 reads the whole file (at most cap bytes) with POSIX; every rank
  * gets the bytes. Returns the count, -1 when the file cannot be opened. */
 static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int64_t cap) {
@@ -119,12 +130,8 @@ static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        int fd = open(path, O_RDONLY);
-        n = fd < 0 ? -1 : pread(fd, buf, (size_t)cap, 0);
-        if (fd >= 0)
-            close(fd);
-    }
+    if (rank == 0)
+        n = ptest_read_file(path, buf, (size_t)cap);
     MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     if (n > 0)
         MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);

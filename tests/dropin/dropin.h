@@ -35,16 +35,6 @@ static inline char *dropin_fresh_path(char *out, const char *name) {
     return out;
 }
 
-/* Reads up to cap bytes of path at offset 0 with pread; the bytes read or -1. */
-static inline long long dropin_read_file(const char *path, void *buf, size_t cap) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    ssize_t n = pread(fd, buf, cap, 0);
-    close(fd);
-    return (long long)n;
-}
-
 /* The size of path, or -1. */
 static inline long long dropin_file_size(const char *path) {
     struct stat st;

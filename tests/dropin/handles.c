@@ -78,7 +78,7 @@ static void check_view_image(const char *path, int nranks) {
         want[i] = rank * 100 + k;
     }
     PT_EQ(dropin_file_size(path), (long long)(total * sizeof(int)));
-    PT_EQ(dropin_read_file(path, got, total * sizeof(int)), (long long)(total * sizeof(int)));
+    PT_EQ(ptest_read_file(path, got, total * sizeof(int)), (long long)(total * sizeof(int)));
     PT_CHECK(memcmp(want, got, total * sizeof(int)) == 0);
 }
 

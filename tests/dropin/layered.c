@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     PT_MPI_OK(MPI_File_close(&fh));
     if (calls)
         PT_EQ(calls(), 2);
-    PT_EQ(dropin_read_file(path, in, sizeof in), DROPIN_LAYERED_LEN);
+    PT_EQ(ptest_read_file(path, in, sizeof in), DROPIN_LAYERED_LEN);
     PT_CHECK(memcmp(in, out, sizeof out) == 0);
     /* The handle came from pario: an error names the file. */
     int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY | MPI_MODE_EXCL | MPI_MODE_CREATE,

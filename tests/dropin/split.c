@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     if (rank == 0) {
         int got[DROPIN_SPLIT_INTS], want[DROPIN_SPLIT_INTS];
         fill(want, 0, 3);
-        PT_EQ(dropin_read_file(path, got, sizeof got), (long long)sizeof got);
+        PT_EQ(ptest_read_file(path, got, sizeof got), (long long)sizeof got);
         PT_CHECK(memcmp(got, want, sizeof want) == 0);
     }
     return ptest_finish();

@@ -9,8 +9,7 @@
  * each round the file holds one rank's data everywhere and the holes are
  * untouched. */
 #include <string.h>
-#include "pario/io.h"
-#include "ptest.h"
+#include "io_test.h"
 
 /* The region: BLOCKS blocks of BLOCK bytes, STRIDE bytes apart. */
 #define BLOCKS 64
@@ -38,16 +37,14 @@ static int uniform(const unsigned char *buf, int n) {
 }
 
 static pario_file *open_atomic(const char *path) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "ind_wr_buffer_size", "1024");
-    MPI_Info_set(info, "ind_rd_buffer_size", "1024");
-    MPI_Info_set(info, "romio_ds_write", "enable");
-    pario_file *fh = NULL;
-    pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
-          PARIO_OK);
-    MPI_Info_free(&info);
+    const char *kv[] = {"ind_wr_buffer_size",
+                        "1024",
+                        "ind_rd_buffer_size",
+                        "1024",
+                        "romio_ds_write",
+                        "enable",
+                        NULL};
+    pario_file *fh = iot_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
     PT_EQ(pario_file_set_atomicity(fh, 1), PARIO_OK);
     return fh;
 }

@@ -21,8 +21,7 @@
  *   - get_info reports the hint. */
 #include <string.h>
 #include <unistd.h>
-#include "pario/io.h"
-#include "ptest.h"
+#include "io_test.h"
 
 /* Calls each rank makes in the interleaved pattern. */
 #define CALLS 64
@@ -52,17 +51,10 @@ static int file_is(const char *path, int64_t len, int salt) {
     return ok;
 }
 
+/* path opened read-write with one hint (none when key is NULL). */
 static pario_file *open_with(const char *path, const char *key, const char *val) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    if (key)
-        MPI_Info_set(info, key, val);
-    pario_file *fh = NULL;
-    pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
-          PARIO_OK);
-    MPI_Info_free(&info);
-    return fh;
+    const char *kv[] = {key, val, NULL};
+    return iot_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
 }
 
 static void fresh(const char *path) {
@@ -280,13 +272,7 @@ static void test_direct_reads(void) {
 
 static void test_hint_reported(void) {
     pario_file *fh = open_with(ptest_path("behind-hint"), "pario_cb_write_behind", "disable");
-    MPI_Info info;
-    char v[32] = "";
-    int flag = 0;
-    PT_EQ(pario_file_get_info(fh, &info), PARIO_OK);
-    MPI_Info_get(info, "pario_cb_write_behind", sizeof v - 1, v, &flag);
-    MPI_Info_free(&info);
-    PT_CHECK(flag && strcmp(v, "disable") == 0);
+    PT_CHECK(iot_hint_is(fh, "pario_cb_write_behind", "disable"));
     pario_error err;
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }

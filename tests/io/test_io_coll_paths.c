@@ -10,8 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include "pario/io.h"
-#include "ptest.h"
+#include "io_test.h"
 
 /* Bytes of one block of the interleaved view (not a power of two). */
 #define BLOCK 1000
@@ -39,30 +38,6 @@ static void write_pattern(const char *path, int64_t size) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static pario_file *open_with(const char *path, int amode, const char *const *kv) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    for (; kv[0]; kv += 2)
-        MPI_Info_set(info, kv[0], kv[1]);
-    pario_file *fh = NULL;
-    pario_error err;
-    int rc = pario_file_open(MPI_COMM_WORLD, path, amode, info, &fh, &err);
-    MPI_Info_free(&info);
-    PT_EQ(rc, PARIO_OK);
-    return rc == PARIO_OK ? fh : NULL;
-}
-
-static int hint_is(pario_file *fh, const char *key, const char *want) {
-    MPI_Info info;
-    char v[64] = "";
-    int flag = 0;
-    if (pario_file_get_info(fh, &info) != PARIO_OK)
-        return 0;
-    MPI_Info_get(info, key, sizeof v - 1, v, &flag);
-    MPI_Info_free(&info);
-    return flag && strcmp(v, want) == 0;
-}
-
 static void read_interleaved(const char *path, const char *pipeline, const char *aggregators) {
     const char *kv[] = {"romio_cb_read",
                         "enable",
@@ -73,10 +48,10 @@ static void read_interleaved(const char *path, const char *pipeline, const char 
                         "pario_cb_read_pipeline",
                         pipeline,
                         NULL};
-    pario_file *fh = open_with(path, MPI_MODE_RDONLY, kv);
+    pario_file *fh = iot_open(path, MPI_MODE_RDONLY, kv);
     if (!fh)
         return;
-    PT_CHECK(hint_is(fh, "pario_cb_read_pipeline", pipeline));
+    PT_CHECK(iot_hint_is(fh, "pario_cb_read_pipeline", pipeline));
     MPI_Datatype ft = ptest_interleaved(BLOCK, MPI_BYTE);
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
     static unsigned char got[BLOCK * BLOCKS];
@@ -119,7 +94,7 @@ static void check_same_no_space(int rc, pario_file *fh) {
 }
 
 static void full_write(const char *const *kv, int interleave, int64_t part) {
-    pario_file *fh = open_with("/dev/full", MPI_MODE_WRONLY, kv);
+    pario_file *fh = iot_open("/dev/full", MPI_MODE_WRONLY, kv);
     if (!fh)
         return;
     MPI_Datatype ft = ptest_interleaved(BLOCK, MPI_BYTE);

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "pario/io.h"
-#include "ptest.h"
+#include "io_test.h"
 
 static int rank, nranks;
 
@@ -201,24 +200,12 @@ static void test_reserved_writes(void) {
     for (int i = 0; i < BIG; i++)
         big[i] = (unsigned char)(i * 7 + 1);
     for (int v = 0; v < 3; v++) {
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "pario_prealloc_writes", values[v]);
-        pario_file *fh = NULL;
+        const char *kv[] = {"pario_prealloc_writes", values[v], NULL};
+        pario_file *fh = iot_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
         pario_error err;
-        PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh,
-                              &err),
-              PARIO_OK);
-        MPI_Info_free(&info);
         if (!fh)
             break;
-        MPI_Info got;
-        char val[MPI_MAX_INFO_VAL + 1];
-        int flag = 0;
-        PT_EQ(pario_file_get_info(fh, &got), PARIO_OK);
-        MPI_Info_get(got, "pario_prealloc_writes", MPI_MAX_INFO_VAL, val, &flag);
-        PT_CHECK(flag && !strcmp(val, values[v]));
-        MPI_Info_free(&got);
+        PT_CHECK(iot_hint_is(fh, "pario_prealloc_writes", values[v]));
         PT_EQ(pario_file_set_size(fh, 0), PARIO_OK);
         if (rank == 0) {
             PT_EQ(pario_file_write_at(fh, BIG_AT, big, BIG, MPI_BYTE, NULL), PARIO_OK);

@@ -20,8 +20,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
-#include "pario/io.h"
-#include "ptest.h"
+#include "io_test.h"
 
 /* Bytes of the region; rank 0 writes half of them, rank 1 the other half. */
 #define REGION 16384
@@ -32,16 +31,8 @@
 static int rank, nranks;
 
 static pario_file *open_sieving(const char *path) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "romio_ds_write", "enable");
-    MPI_Info_set(info, "ind_wr_buffer_size", "1024");
-    pario_file *fh = NULL;
-    pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err),
-          PARIO_OK);
-    MPI_Info_free(&info);
-    return fh;
+    const char *kv[] = {"romio_ds_write", "enable", "ind_wr_buffer_size", "1024", NULL};
+    return iot_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
 }
 
 /* Rank 0: the even bytes (holes between them); everyone else: plain bytes. */
@@ -90,16 +81,9 @@ static void check_image(pario_file *fh) {
  * writer's bytes afterwards. Small blocks make each window read whole;
  * large ones (a few per window) make it read only its gaps. */
 static void check_everyone_sieving(const char *name, int64_t blk, int64_t nblk) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "romio_ds_write", "enable");
-    MPI_Info_set(info, "ind_wr_buffer_size", "262144");
-    pario_file *fh = NULL;
+    const char *kv[] = {"romio_ds_write", "enable", "ind_wr_buffer_size", "262144", NULL};
+    pario_file *fh = iot_open(ptest_path(name), MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
     pario_error err;
-    PT_EQ(pario_file_open(MPI_COMM_WORLD, ptest_path(name), MPI_MODE_RDWR | MPI_MODE_CREATE, info,
-                          &fh, &err),
-          PARIO_OK);
-    MPI_Info_free(&info);
     int64_t n = blk * nblk * nranks, wrong = 0;
     unsigned char *mine = malloc((size_t)(blk * nblk)), *img = malloc((size_t)n);
     PT_CHECK(mine && img); /* the sizes are the same on every rank */
