@@ -18,7 +18,9 @@ int pario_file_sync(pario_file *fh) {
 
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
-    int rc = io_coll_log_write_own(fh); /* this rank's kept writes count */
+    /* Collective, as MPI_File_get_size is: every rank's kept writes count
+     * (HDF5 and PnetCDF compare the size with what all ranks wrote). */
+    int rc = io_coll_log_flush(fh);
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
     *size = s;
@@ -93,7 +95,7 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK). */
 static int agree_views(pario_file *fh, pario_error *err) {
     const flat_type *ft = fh->view.flat;
-    int holes = !fh->view.linear;
+    int holes = !fh->view.linear && !fh->view.empty; /* an empty view moves nothing */
     int coarse = holes && ft->size >= COLL_TINY_BLOCK * flat_blocks(ft);
     int64_t reach = ft->extent > ft->true_extent ? ft->extent : ft->true_extent;
     int sparse = holes && reach > COLL_MAX_SPREAD * ft->size;
@@ -110,6 +112,10 @@ static int agree_views(pario_file *fh, pario_error *err) {
 }
 
 int io_file_settle(pario_file *fh, pario_error *err) {
+    int hrc = io_hints_agree(&fh->hints, fh->comm);
+    if (hrc != PARIO_OK)
+        return io_agree(fh->comm, pario_fail(err, hrc, "%s: cannot agree on the hints", fh->path),
+                        err);
     atomic_store_explicit(&fh->io.prealloc_min,
                           io_hints_prealloc_min(&fh->hints, fh->io.reserve_measured),
                           memory_order_relaxed);
@@ -160,14 +166,18 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
             disp = off;
         }
     }
+    io_view made = {.etype = MPI_DATATYPE_NULL, .filetype = MPI_DATATYPE_NULL};
     if (rc == PARIO_OK)
-        rc = view_set(&fh->view, fh->comm, disp, etype, filetype, datarep, fh->path, err);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc == PARIO_OK) {
-        fh->fp = 0;
-        io_hints_apply_info(&fh->hints, info);
-        rc = io_file_settle(fh, err);
+        rc = view_make(&made, fh->comm, disp, etype, filetype, datarep, fh->path, err);
+    rc = io_agree(fh->comm, rc, err); /* refused on one rank: no rank changes its view */
+    if (rc != PARIO_OK) {
+        view_free(&made);
+        return io_file_result(fh, rc);
     }
+    view_install(&fh->view, &made);
+    fh->fp = 0;
+    io_hints_apply_info(&fh->hints, info);
+    rc = io_file_settle(fh, err);
     if (rc == PARIO_OK)
         rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);
     return io_file_result(fh, rc);

@@ -240,6 +240,19 @@ void io_hints_resolve(io_hints *h, MPI_Info info) {
     apply_hint_env(h);
 }
 
+int io_hints_agree(io_hints *h, MPI_Comm comm) {
+    io_hints first = *h;
+    if (MPI_Bcast(&first, (int)sizeof first, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return PARIO_ERR_COMM;
+    first.ds_read = h->ds_read;
+    first.ds_write = h->ds_write;
+    first.ind_rd_buffer_size = h->ind_rd_buffer_size;
+    first.ind_wr_buffer_size = h->ind_wr_buffer_size;
+    first.prealloc_writes = h->prealloc_writes;
+    *h = first;
+    return PARIO_OK;
+}
+
 int64_t io_hints_prealloc_min(const io_hints *h, int measured_fs) {
     if (h->prealloc_writes == IO_DISABLE)
         return -1;

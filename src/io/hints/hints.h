@@ -46,6 +46,15 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
 void io_hints_resolve(io_hints *h, MPI_Info info);
 /* Apply only info (set_info, set_view). */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
+/* Collective: every hint that decides which path a collective call takes,
+ * its buffers or its aggregators (cb_*, romio_cb_*, pario_cb_*, striping_*)
+ * takes rank 0's value on every rank, so ranks given different values (in
+ * MPI_Info, $PARIO_HINTS or $PARIO_HINT_*) still take the same path and
+ * get_info reports one value. Hints that only steer a rank's own accesses
+ * (romio_ds_*, ind_*_buffer_size, pario_prealloc_writes) stay per rank:
+ * where the ranks must agree on their effect (whether any rank may sieve a
+ * write), the views' agreement combines them. */
+int io_hints_agree(io_hints *h, MPI_Comm comm);
 /* The smallest write whose blocks the driver reserves before writing it
  * (pario_prealloc_writes): enable 0, disable -1; automatic IO_PREALLOC_MIN
  * on a file system where that was measured to pay (measured_fs), else -1. */

@@ -421,7 +421,7 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
     int rc = PARIO_OK;
     *moved = 0;
     int64_t total = (int64_t)count * mt->size;
-    if (total == 0)
+    if (total == 0 || fh->view.empty) /* an empty view reads nothing (writes were refused) */
         return PARIO_OK;
     xfer x = {.fh = fh, .write = write, .lock = write && plain_writes_lock(fh), .eof = INT64_MAX};
     int64_t first = 0, end = 0;

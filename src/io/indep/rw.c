@@ -48,12 +48,27 @@ int io_check_buffer(pario_file *fh, MPI_Count count, MPI_Datatype type, const ch
     return PARIO_OK;
 }
 
+/* A view with no data takes part in collective calls but holds nowhere to
+ * put a byte: reads of it find nothing (as at end of file), and a write of
+ * data through it is refused rather than dropped. */
+static int check_view_holds(pario_file *fh, const rw_call *c, MPI_Count count, MPI_Datatype type) {
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
+    if (!c->write || !fh->view.empty || size * count == 0)
+        return PARIO_OK;
+    return pario_fail(&fh->last, PARIO_ERR_ARG,
+                      "%s %s: the view's filetype holds no data, so %lld bytes cannot be written",
+                      c->op, fh->path, (long long)(size * count));
+}
+
 int io_rw_check(pario_file *fh, const rw_call *c, MPI_Count count, MPI_Datatype type) {
     int rc = c->write ? io_check_writable(fh, c->op) : io_check_readable(fh, c->op);
     if (rc == PARIO_OK && c->explicit_offset && !c->shared)
         rc = io_check_explicit_offset(fh, c->offset, c->op);
     if (rc == PARIO_OK)
         rc = io_check_buffer(fh, count, type, c->op);
+    if (rc == PARIO_OK)
+        rc = check_view_holds(fh, c, count, type);
     return rc;
 }
 

@@ -10,8 +10,8 @@ static bool is_named(MPI_Datatype t) {
     return combiner == MPI_COMBINER_NAMED;
 }
 
-int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *what,
-                  const char *path, pario_error *err) {
+int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *what, const char *path,
+                  pario_error *err) {
     if (t == MPI_DATATYPE_NULL)
         return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is MPI_DATATYPE_NULL", op, path, what);
     if (is_named(t)) /* predefined types are committed: no probe on every call */
@@ -21,8 +21,8 @@ int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *wha
     char probe[1];
     if (MPI_Pack_size(1, t, comm, &size) != MPI_SUCCESS ||
         MPI_Pack(probe, 0, t, probe, (int)sizeof probe, &position, comm) != MPI_SUCCESS)
-        return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is not a committed datatype", op,
-                          path, what);
+        return pario_fail(err, PARIO_ERR_TYPE, "%s %s: %s is not a committed datatype", op, path,
+                          what);
     return PARIO_OK;
 }
 
@@ -52,11 +52,12 @@ static int view_datarep(const char *datarep, MPI_Datatype etype, MPI_Datatype fi
     return rc;
 }
 
-/* The filetype's layout as a view: validated against the etype. */
-static int check_filetype(const flat_type *ft, int64_t esize, const char *path,
-                          pario_error *err) {
+/* The filetype's layout as a view: validated against the etype. A
+ * filetype with no data (a darray or subarray for a rank that owns no
+ * element) is valid: that rank's view is empty and moves no byte. */
+static int check_filetype(const flat_type *ft, int64_t esize, const char *path, pario_error *err) {
     if (ft->size == 0)
-        return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: filetype holds no data", path);
+        return PARIO_OK;
     if (ft->size % esize != 0)
         return pario_fail(err, PARIO_ERR_TYPE,
                           "set_view %s: filetype size %lld is not a multiple of the etype size "
@@ -71,15 +72,17 @@ static int check_filetype(const flat_type *ft, int64_t esize, const char *path,
     return PARIO_OK;
 }
 
-static void view_set_linear(io_view *v) {
+static void view_set_shape(io_view *v) {
     const flat_type *ft = v->flat;
-    v->linear = flat_is_contiguous(ft) && ft->size == ft->extent;
+    v->empty = ft->size == 0;
+    v->linear = !v->empty && flat_is_contiguous(ft) && ft->size == ft->extent;
     v->linear_base = ft->true_lb;
 }
 
-int view_set(io_view *v, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
-             MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err) {
+int view_make(io_view *out, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
+              MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err) {
     int rc;
+    *out = (io_view){.etype = MPI_DATATYPE_NULL, .filetype = MPI_DATATYPE_NULL};
     if (disp < 0)
         return pario_fail(err, PARIO_ERR_ARG, "set_view %s: negative displacement %lld", path,
                           (long long)disp);
@@ -111,16 +114,19 @@ int view_set(io_view *v, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
         drop_type(&nv.etype);
         return rc;
     }
-    view_set_linear(&nv);
-    view_free(v);
-    *v = nv;
+    view_set_shape(&nv);
+    *out = nv;
     return PARIO_OK;
 }
 
+void view_install(io_view *v, io_view *made) {
+    view_free(v);
+    *v = *made;
+    *made = (io_view){.etype = MPI_DATATYPE_NULL, .filetype = MPI_DATATYPE_NULL};
+}
+
 int view_init_default(io_view *v, MPI_Comm comm, const char *path, pario_error *err) {
-    memset(v, 0, sizeof *v);
-    v->etype = v->filetype = MPI_DATATYPE_NULL;
-    return view_set(v, comm, 0, MPI_BYTE, MPI_BYTE, "native", path, err);
+    return view_make(v, comm, 0, MPI_BYTE, MPI_BYTE, "native", path, err);
 }
 
 void view_free(io_view *v) {
@@ -138,6 +144,10 @@ int view_iter_init(const io_view *v, flat_iter *it, int64_t pos) {
 }
 
 int view_byte_of_pos(const io_view *v, int64_t pos, int64_t *off) {
+    if (v->empty) { /* no data byte: every position is where the view starts */
+        *off = v->disp;
+        return PARIO_OK;
+    }
     if (v->linear) {
         *off = v->disp + v->linear_base + pos;
         return PARIO_OK;
@@ -159,6 +169,10 @@ int view_byte_of_pos(const io_view *v, int64_t pos, int64_t *off) {
  * over view_byte_of_pos finds it in O(depth log n) for any filetype, whether
  * its instances overlap in extent or not. */
 int view_pos_of_byte(const io_view *v, int64_t off, int64_t *pos) {
+    if (v->empty) {
+        *pos = 0;
+        return PARIO_OK;
+    }
     if (v->linear) {
         int64_t rel = off - v->disp - v->linear_base;
         *pos = rel > 0 ? rel : 0;
