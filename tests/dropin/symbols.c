@@ -2,8 +2,16 @@
  * pario_mpiio_active is there and returns 1, and every MPI_File_* function
  * of MPI 3.1 (plus the MPI 4.0 large-count forms when mpi.h declares them)
  * resolves to pario's library, with MPI_File_x and PMPI_File_x the same
- * function. */
+ * function. Internal names of pario's libraries are not visible to the
+ * program: a preloaded library must not lend it generic names. */
 #include "dropin.h"
+
+/* Internal functions of libpario and libpario-mpiio (one per layer); none
+ * may be found by the program. */
+static const char *const internal_names[] = {
+    "view_make",      "flat_get",     "io_agree",       "io_access",         "io_coll_access",
+    "io_hints_agree", "gas_dispatch", "mpiio_transfer", "mpiio_handle_find",
+};
 
 static const char *const file_functions[] = {
     "File_open",
@@ -126,5 +134,10 @@ int main(int argc, char **argv) {
     size_t n = sizeof file_functions / sizeof file_functions[0];
     for (size_t i = 0; i < n; i++)
         check_function(file_functions[i]);
+    for (size_t i = 0; i < sizeof internal_names / sizeof internal_names[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "%s is not exported", internal_names[i]);
+        ptest_check(dlsym(RTLD_DEFAULT, internal_names[i]) == NULL, text, __FILE__, __LINE__);
+    }
     return ptest_finish();
 }
