@@ -3,6 +3,7 @@
 #define PARIO_IO_FILE_H
 
 #include <mpi.h>
+#include "io/cost/cost.h"
 #include "io/driver/driver.h"
 #include "io/hints/hints.h"
 #include "io/view/view.h"
@@ -57,6 +58,9 @@ struct pario_file {
     int amode;
     io_handle io;
     io_hints hints;
+    io_costs costs;           /* the file system's: its calibration record, else defaults */
+    int64_t write_call_bytes; /* in effect for sieving: the hint, else costs (settle) */
+    int64_t read_call_bytes;
     io_view view;
     MPI_Offset fp;          /* individual file pointer, in etypes of the view */
     int atomic;             /* atomic mode (set_atomicity) */
@@ -76,7 +80,8 @@ int io_shared_set(pario_file *fh, int64_t etypes);
 int io_shared_get(pario_file *fh, int64_t *etypes);
 
 /* Collective, after open and whenever the view or the hints change: places
- * the aggregators and agrees whether any rank may sieve a write. */
+ * the aggregators, agrees whether any rank may sieve a write, and sets this
+ * rank's call costs and block reservation from its hints and fh->costs. */
 int io_file_settle(pario_file *fh, pario_error *err);
 
 /* View position of the end of file, in whole etypes (rounded up). */

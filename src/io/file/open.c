@@ -160,8 +160,10 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     }
     if (rc == PARIO_OK)
         rc = open_storage(fh, err);
-    if (rc == PARIO_OK)
-        rc = io_file_settle(fh, err); /* after open_storage: it asks what the file is */
+    if (rc == PARIO_OK) {
+        io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
+        rc = io_file_settle(fh, err);          /* after open_storage: it asks what the file is */
+    }
     if (rc == PARIO_OK)
         rc = init_pointers(fh, err);
     if (rc != PARIO_OK) {

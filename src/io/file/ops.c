@@ -76,9 +76,13 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     if (rc != PARIO_OK)
         return io_file_result(
             fh, pario_fail(&fh->last, rc, "get_info %s: cannot create an info object", fh->path));
-    char v[16]; /* cb_nodes in effect: the aggregators cb_config_list allows */
+    char v[32]; /* cb_nodes in effect: the aggregators cb_config_list allows */
     snprintf(v, sizeof v, "%d", io_coll_naggr(fh));
     MPI_Info_set(*info, "cb_nodes", v);
+    snprintf(v, sizeof v, "%lld", (long long)fh->write_call_bytes);
+    MPI_Info_set(*info, "pario_write_call_bytes", v);
+    snprintf(v, sizeof v, "%lld", (long long)fh->read_call_bytes);
+    MPI_Info_set(*info, "pario_read_call_bytes", v);
     return io_file_result(fh, PARIO_OK);
 }
 
@@ -111,14 +115,23 @@ static int agree_views(pario_file *fh, pario_error *err) {
               : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the views", fh->path);
 }
 
+/* This rank's own cost figures: hints first, then the file system's. */
+static void apply_costs(pario_file *fh) {
+    const io_hints *h = &fh->hints;
+    fh->write_call_bytes =
+        h->write_call_bytes > 0 ? h->write_call_bytes : fh->costs.write_call_bytes;
+    fh->read_call_bytes = h->read_call_bytes > 0 ? h->read_call_bytes : fh->costs.read_call_bytes;
+    int pays = io_costs_reserve_pays(&fh->costs, fh->io.reserve_measured);
+    atomic_store_explicit(&fh->io.prealloc_min, io_hints_prealloc_min(h, pays),
+                          memory_order_relaxed);
+}
+
 int io_file_settle(pario_file *fh, pario_error *err) {
     int hrc = io_hints_agree(&fh->hints, fh->comm);
     if (hrc != PARIO_OK)
         return io_agree(fh->comm, pario_fail(err, hrc, "%s: cannot agree on the hints", fh->path),
                         err);
-    atomic_store_explicit(&fh->io.prealloc_min,
-                          io_hints_prealloc_min(&fh->hints, fh->io.reserve_measured),
-                          memory_order_relaxed);
+    apply_costs(fh);
     int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
     return rc == PARIO_OK ? io_agree(fh->comm, agree_views(fh, err), err) : rc;
 }

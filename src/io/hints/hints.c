@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/cost/cost.h"
 #include "pario/pario.h"
 
 /* Collective buffer per aggregator: large enough for well-formed writes on
@@ -130,6 +131,18 @@ static int parse_switch(const char *v, io_switch *out) {
     return 1;
 }
 
+/* A call cost in bytes, or "automatic" (0: the file system's figure). */
+static int parse_call_bytes(const char *v, int64_t *out) {
+    int64_t n = 0;
+    if (!strcmp(v, "automatic"))
+        *out = 0;
+    else if (parse_positive(v, &n) && n <= IO_CALL_BYTES_MAX)
+        *out = n;
+    else
+        return 0;
+    return 1;
+}
+
 static const char *switch_name(io_switch s) {
     return s == IO_ENABLE ? "enable" : s == IO_DISABLE ? "disable" : "automatic";
 }
@@ -164,6 +177,10 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->ind_rd_buffer_size = n;
     else if (!strcmp(key, "ind_wr_buffer_size") && parse_positive(val, &n))
         h->ind_wr_buffer_size = n;
+    else if (!strcmp(key, "pario_write_call_bytes"))
+        parse_call_bytes(val, &h->write_call_bytes);
+    else if (!strcmp(key, "pario_read_call_bytes"))
+        parse_call_bytes(val, &h->read_call_bytes);
     else if (!strcmp(key, "striping_unit") && parse_positive(val, &n))
         h->striping_unit = n;
     else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
@@ -220,7 +237,8 @@ static const char *const hint_keys[] = {
     "cb_config_list",         "romio_cb_read",         "romio_cb_write",
     "romio_ds_read",          "romio_ds_write",        "ind_rd_buffer_size",
     "ind_wr_buffer_size",     "striping_unit",         "striping_factor",
-    "pario_cb_read_pipeline", "pario_cb_write_behind", "pario_prealloc_writes"};
+    "pario_cb_read_pipeline", "pario_cb_write_behind", "pario_prealloc_writes",
+    "pario_write_call_bytes", "pario_read_call_bytes"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -249,16 +267,18 @@ int io_hints_agree(io_hints *h, MPI_Comm comm) {
     first.ind_rd_buffer_size = h->ind_rd_buffer_size;
     first.ind_wr_buffer_size = h->ind_wr_buffer_size;
     first.prealloc_writes = h->prealloc_writes;
+    first.write_call_bytes = h->write_call_bytes;
+    first.read_call_bytes = h->read_call_bytes;
     *h = first;
     return PARIO_OK;
 }
 
-int64_t io_hints_prealloc_min(const io_hints *h, int measured_fs) {
+int64_t io_hints_prealloc_min(const io_hints *h, int pays) {
     if (h->prealloc_writes == IO_DISABLE)
         return -1;
     if (h->prealloc_writes == IO_ENABLE)
         return 0;
-    return measured_fs ? IO_PREALLOC_MIN : -1;
+    return pays ? IO_PREALLOC_MIN : -1;
 }
 
 int io_hints_to_info(const io_hints *h, MPI_Info *info) {

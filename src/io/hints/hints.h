@@ -29,6 +29,10 @@ typedef struct io_hints {
     io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
     int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */
     int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */
+    int64_t write_call_bytes;    /* pario_write_call_bytes: what one write call costs in
+                                    bytes of transfer, for the sieving decision; 0: the
+                                    file system's figure (io/cost) */
+    int64_t read_call_bytes;     /* pario_read_call_bytes: the same for a read call */
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
 } io_hints;
@@ -51,15 +55,18 @@ void io_hints_apply_info(io_hints *h, MPI_Info info);
  * takes rank 0's value on every rank, so ranks given different values (in
  * MPI_Info, $PARIO_HINTS or $PARIO_HINT_*) still take the same path and
  * get_info reports one value. Hints that only steer a rank's own accesses
- * (romio_ds_*, ind_*_buffer_size, pario_prealloc_writes) stay per rank:
+ * (romio_ds_*, ind_*_buffer_size, pario_prealloc_writes,
+ * pario_write/read_call_bytes) stay per rank:
  * where the ranks must agree on their effect (whether any rank may sieve a
  * write), the views' agreement combines them. */
 int io_hints_agree(io_hints *h, MPI_Comm comm);
 /* The smallest write whose blocks the driver reserves before writing it
  * (pario_prealloc_writes): enable 0, disable -1; automatic IO_PREALLOC_MIN
- * on a file system where that was measured to pay (measured_fs), else -1. */
-int64_t io_hints_prealloc_min(const io_hints *h, int measured_fs);
-/* A new MPI_Info holding every hint in effect. */
+ * on a file system where that was measured to pay (pays: its calibration
+ * record says so, or without one it is ext4), else -1. */
+int64_t io_hints_prealloc_min(const io_hints *h, int pays);
+/* A new MPI_Info holding every hint in effect that does not depend on the
+ * file (pario_file_get_info adds cb_nodes and the call costs in effect). */
 int io_hints_to_info(const io_hints *h, MPI_Info *info);
 
 #endif

@@ -20,20 +20,6 @@
  * enough that a file's scratch buffers together stay below glibc's heap trim
  * threshold, so a fresh file's first access does not fault pages in again. */
 #define IO_MAX_RUNS ((int64_t)1 << 14)
-/* What one system call costs, in bytes of memory copy: the exchange rate the
- * automatic sieving decision uses to weigh extra bytes against extra calls.
- * A write call costs more than a read: it takes the file's lock (ranks
- * writing one file take turns, reads run side by side) and updates the
- * file's times and size. Measured (pario bench noncontig, 4 ranks on 2
- * cores, cached, medians of 5, MiB/s): with 16 KiB for both, 4 KiB blocks
- * interleaved in the file went by one call per block, writing 968 (ROMIO's
- * sieving 1557) and reading 2779 (OMPIO's calls per block 13038); with 32 KiB
- * per write and 8 KiB per read, writes sieve, 2162 (ROMIO 1741), and reads
- * go by block, 17027 (OMPIO 13561); 8 B to 512 B blocks sieve either way.
- * One process writing 48 KiB per call reaches 3344 MiB/s and 1 MiB per call
- * 5035, about 25 KiB of copy per call without any other writer. */
-#define IO_WRITE_CALL_BYTES ((int64_t)32 << 10)
-#define IO_READ_CALL_BYTES ((int64_t)8 << 10)
 
 /* A window: runs of file blocks covering at most `win` bytes of file (the
  * run list is the file's scratch run buffer). */
@@ -109,14 +95,18 @@ static void window_fill(window *w, io_file_cursor *c, int64_t avail, int64_t win
     }
 }
 
-static int want_sieve(io_switch sw, const window *w, int write) {
+/* Whether to sieve the window: the bytes sieving moves (the span; twice for
+ * a write, read and written back) against the blocks' bytes plus a call per
+ * block at the file's call cost (fh->write/read_call_bytes: its file
+ * system's calibration record, a hint or the ext4 defaults, io/cost). */
+static int want_sieve(io_switch sw, const window *w, int write, int64_t call_bytes) {
     if (w->n <= 1 || sw == IO_DISABLE)
         return 0;
     if (sw == IO_ENABLE)
         return 1;
     int64_t span = w->end - w->start;
     int64_t sieve_cost = write ? 2 * span : span;
-    int64_t list_cost = w->n * (write ? IO_WRITE_CALL_BYTES : IO_READ_CALL_BYTES) + w->data;
+    int64_t list_cost = io_calls_cost(w->n, call_bytes) + w->data;
     return sieve_cost < list_cost;
 }
 
@@ -175,18 +165,19 @@ static int sieve_load_gaps(xfer *x, char **buf) {
 }
 
 /* Whether reading the window's gaps one by one costs less than reading the
- * whole window: each call is weighed at IO_READ_CALL_BYTES against the block
- * bytes it skips (a window of few large blocks, as a block-distributed array
- * with data sieving of a large buffer). */
-static int gaps_cheaper(const window *w) {
-    return (w->n - 1) * IO_READ_CALL_BYTES < w->data;
+ * whole window: each extra call is weighed at the file's read call cost
+ * against the block bytes it skips (a window of few large blocks, as a
+ * block-distributed array with data sieving of a large buffer). */
+static int gaps_cheaper(const window *w, int64_t read_call_bytes) {
+    return io_calls_cost(w->n - 1, read_call_bytes) < w->data;
 }
 
 /* Read-modify-write of the window [start, end): gaps keep the file's bytes. */
 static int sieve_write(xfer *x, const char *data) {
     window *w = &x->w;
     char *buf = NULL;
-    int rc = gaps_cheaper(w) ? sieve_load_gaps(x, &buf) : sieve_load(x, &buf);
+    int rc =
+        gaps_cheaper(w, x->fh->read_call_bytes) ? sieve_load_gaps(x, &buf) : sieve_load(x, &buf);
     if (rc != PARIO_OK)
         return rc;
     for (int64_t i = 0; i < w->nruns; i++) {
@@ -263,7 +254,8 @@ int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off,
 static int window_write(xfer *x, char *data, int covered) {
     pario_file *fh = x->fh;
     window *w = &x->w;
-    int sieve = !covered && fh->io.readable && want_sieve(fh->hints.ds_write, w, 1);
+    int sieve =
+        !covered && fh->io.readable && want_sieve(fh->hints.ds_write, w, 1, fh->write_call_bytes);
     int locking = x->lock || sieve; /* a read-modify-write must exclude other writers */
     int rc =
         locking ? fh->io.drv->lock(&fh->io, w->start, w->end - w->start, 1, &fh->last) : PARIO_OK;
@@ -290,7 +282,8 @@ static int window_move(xfer *x, char *data) {
         int64_t got = 0;
         return fh->io.drv->pread(&fh->io, data + w->r[0].at, w->data, w->start, &got, &fh->last);
     }
-    return want_sieve(fh->hints.ds_read, w, 0) ? sieve_read(x, data) : list_read(x, data);
+    return want_sieve(fh->hints.ds_read, w, 0, fh->read_call_bytes) ? sieve_read(x, data)
+                                                                    : list_read(x, data);
 }
 
 /* Move n stream bytes of `data` (staged or user memory) through the view.
