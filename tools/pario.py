@@ -7,6 +7,8 @@
                                       physical limit, interleaved and repeated
   pario bench am|put|bcast            the gas benchmarks next to plain MPI
   pario report bench.json             the Markdown summary (and --png plot) of a result
+  pario calibrate DIR                 measure what requests cost on DIR's file system and
+                                      keep the figures pario's path decisions use there
 
 Each verb has --help. The command finds its build directory from its own location
 (build/bin/pario), from --build, or from $PARIO_BUILD.
@@ -20,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pario_bench  # noqa: E402
+import pario_calibrate  # noqa: E402
 import pario_env  # noqa: E402
 import pario_report  # noqa: E402
 
@@ -67,7 +70,7 @@ def build_parser():
     top = argparse.ArgumentParser(
         prog="pario", description="Run, benchmark and report on pario programs.",
         epilog="Run `pario VERB --help` for the options of each verb.")
-    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report}")
+    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report,calibrate}")
 
     run = verbs.add_parser(
         "run", help="run an MPI program on pario (or another MPI-IO back end)",
@@ -105,6 +108,17 @@ def build_parser():
                     "draws the plot.")
     pario_report.add_arguments(report)
     report.set_defaults(func=lambda a, argv: pario_report.main(a))
+
+    calibrate = verbs.add_parser(
+        "calibrate", help="measure a file system's request costs for pario's path decisions",
+        description="Measure on a scratch file in DIR what a write and a read call cost (in "
+                    "bytes of transfer), a byte-range lock round trip and whether reserving "
+                    "blocks before large writes pays, print the figures, and store them as "
+                    "the record of the file system holding DIR. pario opens files there "
+                    "with these figures instead of its ext4 defaults; hints still override "
+                    "them. --show lists the records.")
+    pario_calibrate.add_arguments(calibrate)
+    calibrate.set_defaults(func=lambda a, argv: pario_calibrate.main(a))
     return top
 
 
