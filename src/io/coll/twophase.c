@@ -27,8 +27,6 @@
 /* Message tags of the exchange, distinct from anything else on the file's
  * private communicator. */
 enum { TAG_META = 0x7a01, TAG_DATA = 0x7a02 };
-/* What one system call costs in bytes of transfer (see indep/access.c). */
-#define COLL_SYSCALL_BYTES ((int64_t)16 << 10)
 
 /* This rank's data bound for one aggregator's domain. */
 typedef struct coll_stream {
@@ -69,6 +67,7 @@ typedef struct cycle {
 typedef struct file_job {
     pthread_t thread;
     io_handle *io;
+    int64_t read_call_bytes; /* the file's read call cost (pario_file) */
     char *window;
     const run *runs;
     int64_t nruns, ws;
@@ -293,15 +292,17 @@ static int write_runs(io_handle *io, const char *window, const run *r, int64_t n
 }
 
 /* Fill the runs from the file: one pread over the whole span when the holes
- * cost less than the extra calls. Bytes past end of file read as zeros. */
+ * cost less than the extra calls, each weighed at the file's read call cost
+ * (its file system's calibration record, a hint or the default, io/cost).
+ * Bytes past end of file read as zeros. */
 static int read_runs(io_handle *io, char *window, const run *r, int64_t n, int64_t ws,
-                     pario_error *err) {
+                     int64_t call_bytes, pario_error *err) {
     if (n == 0)
         return PARIO_OK;
     int64_t span = r[n - 1].end - r[0].off, data = 0;
     for (int64_t i = 0; i < n; i++)
         data += r[i].end - r[i].off;
-    int whole = span - data < (n - 1) * COLL_SYSCALL_BYTES;
+    int whole = span - data < io_calls_cost(n - 1, call_bytes);
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
         char *at = window + (off - ws);
@@ -318,7 +319,8 @@ static int read_runs(io_handle *io, char *window, const run *r, int64_t n, int64
 static void *job_main(void *arg) {
     file_job *j = arg;
     j->rc = j->write ? write_runs(j->io, j->window, j->runs, j->nruns, j->ws, &j->err)
-                     : read_runs(j->io, j->window, j->runs, j->nruns, j->ws, &j->err);
+                     : read_runs(j->io, j->window, j->runs, j->nruns, j->ws, j->read_call_bytes,
+                                 &j->err);
     return NULL;
 }
 
@@ -352,6 +354,7 @@ static void job_start(twophase *t, int slot) {
     if (t->rc != PARIO_OK || c->nruns == 0)
         return;
     t->job = (file_job){.io = &t->fh->io,
+                        .read_call_bytes = t->fh->read_call_bytes,
                         .window = t->window[slot].p,
                         .runs = c->runs,
                         .nruns = c->nruns,
