@@ -80,7 +80,9 @@ def parse_fields(text):
 
 
 def run_program(build, directory, quick):
-    """The calibration program's figures, as a dict of strings."""
+    """The calibration program's figures, as a dict of strings, with the
+    machine's load average over the last minute when it started."""
+    load = os.getloadavg()[0]
     program = build / "bin" / "pario-calibrate"
     if not program.is_file():
         raise pario_env.SetupError(f"{program} not found: build the pario-calibrate target")
@@ -88,7 +90,9 @@ def run_program(build, directory, quick):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=CALIBRATE_TIMEOUT)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip() or f"{program} exited with {done.returncode}")
-    return parse_fields(done.stdout)
+    fig = parse_fields(done.stdout)
+    fig["load"] = f"{load:.1f}"
+    return fig
 
 
 def record_line(fig, directory):
@@ -98,6 +102,7 @@ def record_line(fig, directory):
     parts += [f"{name}={fig[key]}" for key, name in INFO_FIELDS if key in fig]
     parts.append(f"reserve_mib_s={fig['reserve_plain_mib_s']}/{fig['reserve_first_mib_s']}")
     parts.append("when=" + datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    parts.append(f"load={fig['load']}")
     parts.append("host=" + escape(platform.node() or "unknown"))
     parts.append("dir=" + escape(str(Path(directory).resolve())))
     return " ".join(parts)
@@ -126,7 +131,11 @@ def store(path, line, mount):
 def show_figures(fig, directory):
     mount = unescape(fig["mount"])
     print(f"pario calibrate: {directory} is on {mount} ({fig['type']}), "
-          f"measured in {fig['seconds']} s")
+          f"measured in {fig['seconds']} s at load {fig['load']}")
+    cpus = os.cpu_count() or 1
+    if float(fig["load"]) > cpus:
+        print(f"note: the machine is busy (load {fig['load']} on {cpus} processors), so the "
+              f"figures are noisy; calibrate again when it is idle")
     rows = [
         ("write call", f"{fig['write_call_bytes']} B",
          f"{fig['write_uncached_call_us']} us at {fig['write_uncached_mib_s']} MiB/s, "
@@ -166,9 +175,10 @@ def show_records(path):
     print(f"records in {path}:")
     rows = [(unescape(r.get("mount", "?")), r.get("type", "?"), r.get("write_call_bytes", "?"),
              r.get("read_call_bytes", "?"), r.get("reserve", "?"), r.get("lock_us", "?"),
-             r.get("when", "?"), unescape(r.get("host", "?"))) for r in records]
+             r.get("when", "?"), r.get("load", "?"), unescape(r.get("host", "?")))
+            for r in records]
     print_table(("mount", "type", "write call B", "read call B", "reserve", "lock us",
-                 "measured", "host"), rows)
+                 "measured", "load", "host"), rows)
     return 0
 
 
