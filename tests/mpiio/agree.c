@@ -177,23 +177,21 @@ static MPI_Info hints_of_rank(int r) {
     return info;
 }
 
-/* Under pario every rank reports the same value of key (a hash of the
- * string, compared across ranks). */
+/* Under pario every rank reports the same value of key as rank 0. */
 static void same_hint_everywhere(MPI_File fh, const char *key) {
     MPI_Info info;
     PT_MPI_OK(MPI_File_get_info(fh, &info));
-    char v[MPI_MAX_INFO_VAL + 1] = "";
+    char v[MPI_MAX_INFO_VAL + 1] = "", first[MPI_MAX_INFO_VAL + 1];
     int flag = 0;
     MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag);
     MPI_Info_free(&info);
-    long long h = flag ? 7 : 0, lo = 0, hi = 0;
-    for (const char *p = v; *p; p++)
-        h = h * 131 + (unsigned char)*p;
-    MPI_Allreduce(&h, &lo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&h, &hi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    memcpy(first, v, sizeof first);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int same = flag && strcmp(first, v) == 0, all = 0;
+    MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     char text[128];
     snprintf(text, sizeof text, "every rank reports the same %s", key);
-    ptest_check(lo == hi, text, __FILE__, __LINE__);
+    ptest_check(all, text, __FILE__, __LINE__);
 }
 
 /* Contiguous parts of PART ints, rank by rank, CALLS times; get_size after
