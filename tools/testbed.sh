@@ -17,9 +17,12 @@
 #   PATH                           node 0's mount again (a bind mount): what
 #                                  the launcher and one-process tools see
 #
-# `node` is the per-rank wrapper: rank r belongs to node r / R; it enters a
+# `node` is the per-rank wrapper: rank r belongs to node k = r / R; it enters a
 # private mount namespace, binds PATH-node<k> over PATH and runs the program,
-# so every rank sees the same path served by its own node's client. Set
+# so every rank sees the same path served by its own node's client. It also
+# gets a host-name namespace with the host name pario-tb-node<k>, so MPI-IO
+# implementations that tell nodes apart by MPI_Get_processor_name (ROMIO) see
+# K nodes; MPI itself still sees one (shared memory between all ranks). Set
 # PARIO_NODE_SIZE=R for the program too (pario then agrees on the nodes).
 #
 # Knobs (options, or the variables in brackets):
@@ -559,14 +562,17 @@ cmd_node() {
   local node=$((rank / RANKS_PER_NODE))
   local own="$MNT-node$node"
   is_mounted "$own" || die "node: rank $rank belongs to node $node, but $own is not mounted (tools/testbed.sh up --nodes $((node + 1)) or more)"
-  exec unshare --mount --propagation private -- "$SELF" _bind "$own" "$MNT" "${PROGRAM[@]}"
+  exec unshare --mount --uts --propagation private -- "$SELF" _bind "$node" "$own" "$MNT" "${PROGRAM[@]}"
 }
 
-# Inside the private mount namespace of cmd_node.
-cmd_bind() { # SOURCE TARGET PROGRAM...
-  local source=$1 target=$2
-  shift 2
+# Inside the private mount and host-name namespaces of cmd_node. The host name
+# is the node's, so MPI_Get_processor_name tells the nodes apart as on a
+# cluster (ROMIO then places one aggregator per node, as it would there).
+cmd_bind() { # NODE SOURCE TARGET PROGRAM...
+  local node=$1 source=$2 target=$3
+  shift 3
   mount --bind "$source" "$target" || die "node: cannot bind $source over $target"
+  hostname "pario-tb-node$node" || die "node: cannot set the host name of node $node"
   exec "$@"
 }
 
