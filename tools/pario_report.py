@@ -186,8 +186,11 @@ def bench_plot(doc, png_path):
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=8)
     p = doc.get("params", {})
+    where = ""
+    if doc.get("filesystem", {}).get("testbed"):
+        where = f"\n{pario_testbed.summary(doc['filesystem'])}"
     fig.suptitle(f"pario bench {doc['scenario']}: {p.get('ranks')} ranks, median of "
-                 f"{p.get('reps')} (bars: min–max)", fontsize=10)
+                 f"{p.get('reps')} (bars: min–max){where}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)

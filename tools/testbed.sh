@@ -556,6 +556,7 @@ cmd_status() {
 # mount namespace and runs the program there.
 cmd_node() {
   [ ${#PROGRAM[@]} -gt 0 ] || die "node: no program (testbed.sh node --ranks-per-node R -- PROGRAM ARGS)"
+  [ "$(id -u)" = 0 ] || cannot "node: must run as root (it binds its node's mount in a mount namespace)"
   is_count "${RANKS_PER_NODE:-x}" 1 1000000 || die "node: --ranks-per-node R (or TB_RANKS_PER_NODE) is required"
   local rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-}}}
   [ -n "$rank" ] || die "node: cannot tell this process's MPI rank (no OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK): run it under mpiexec"
