@@ -39,7 +39,7 @@ fi
 # Hold the lock for the whole run (re-executed under flock; -o: the test bed's
 # daemons do not inherit it).
 if [ "${ROUNDTRIP_LOCKED:-}" != 1 ]; then
-  ROUNDTRIP_LOCKED=1 exec flock -o -w 600 "$LOCK" bash "$0" "$@"
+  ROUNDTRIP_LOCKED=1 exec flock -o -w 200 "$LOCK" bash "$0" "$@"
 fi
 
 export TB_INSTANCE=${PARIO_TESTBED_TEST_INSTANCE:-9}
