@@ -203,9 +203,13 @@ ensure_gluster() {
   if command -v glusterd >/dev/null && command -v glusterfs >/dev/null && command -v gluster >/dev/null; then
     return
   fi
-  say "installing glusterfs-server and glusterfs-client (tools/deps.sh testbed)"
-  bash "$TOOLS_DIR/deps.sh" testbed ||
-    cannot "GlusterFS could not be installed from Debian's packages (see apt-get's messages above): install glusterfs-server and glusterfs-client"
+  local log=$LOGS/install.log
+  mkdir -p "$LOGS"
+  say "installing glusterfs-server and glusterfs-client (tools/deps.sh testbed, log $log)"
+  if ! bash "$TOOLS_DIR/deps.sh" testbed > "$log" 2>&1; then
+    tail -n 15 "$log" >&2
+    cannot "GlusterFS could not be installed from Debian's packages (apt-get's last messages above, all in $log): install glusterfs-server and glusterfs-client"
+  fi
   if ! command -v glusterd >/dev/null || ! command -v glusterfs >/dev/null; then
     cannot "glusterd or glusterfs still missing after installing glusterfs-server and glusterfs-client"
   fi
