@@ -24,11 +24,19 @@
  * (an attribute) and taken again by the next file opened on it.
  *
  * What changes for the program: a kept call checks its arguments on its own
- * rank only (a bad argument fails that rank; the others' parts are kept),
- * and a failure to write kept bytes is reported by the call that wrote them
- * and by the next collective point, naming the file. Overlapping writes of
- * different ranks land in call order when they reach the file together, in
- * an unspecified order otherwise (MPI leaves that undefined without sync).
+ * rank only (a bad argument fails that rank; the others' parts are kept).
+ * Storing kept bytes is write-behind, like POSIX write-back where fsync and
+ * close report ENOSPC: a kept call never returns a failure to store them,
+ * whichever rank met it (it met it writing pieces of any rank, or this
+ * rank's own part written at once). The first such failure is recorded in
+ * the window, naming the file and the cause, and the next collective point
+ * reports it on every rank, where the outcome is agreed anyway; so no rank
+ * leaves the calls the others go on making. No rank waits for another
+ * beyond a short bound either (make_room). An independent access, get_size
+ * or a seek from the end that writes the rank's own pieces first reports a
+ * failure there too. Overlapping writes of different ranks land in call
+ * order when they reach the file together, in an unspecified order
+ * otherwise (MPI leaves that undefined without sync).
  * pario_cb_write_behind=disable turns all this off. */
 #include <pthread.h>
 #include <sched.h>
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -58,6 +67,12 @@
  * 3007, 3954 and 3902. hard-coll (47,008 B, never well-formed): kept 2493
  * and 2767, written at once 1973 and 1913. */
 #define LOG_KEEP_MAX ((int64_t)32 << 10)
+/* How long a rank whose half is full waits for slower ranks to finish their
+ * earlier calls before it writes its own pieces alone (make_room). Waiting
+ * is what lets a call's pieces reach the file together; on 4 ranks over 2
+ * cores a rank that lost its processor gets it back within a few
+ * scheduler periods of ~4 ms. */
+#define LOG_WAIT_NS ((int64_t)20 * 1000 * 1000)
 
 /* A kept piece: file extent, the collective call it came from, where its
  * bytes are in the slice's data. */
@@ -279,11 +294,11 @@ static int by_call(const void *a, const void *b) {
 /* Write n pieces: sorted by offset, one pwritev per run of adjacent ones;
  * when two overlap, one by one in the order of their calls (a later call's
  * bytes win). */
-static int write_sorted(pario_file *fh, coll_piece *p, int64_t n) {
+static int write_sorted(pario_file *fh, coll_piece *p, int64_t n, pario_error *err) {
     int overlap = coll_pieces_sort(p, n);
     if (overlap) /* stable enough: one rank's pieces of one call never overlap */
         qsort(p, (size_t)n, sizeof *p, by_call);
-    return coll_pieces_write(fh, p, n, !overlap);
+    return coll_pieces_write(fh, p, n, !overlap, err);
 }
 
 /* The collective writes every rank has finished: all their pieces are
@@ -298,14 +313,27 @@ static int64_t calls_done_by_all(const log_window *w) {
     return d;
 }
 
-/* With the lock held: write the published, unwritten pieces of the calls
- * every rank has finished, so that each call's pieces reach the file
- * together and coalesce into long runs; with mine_all, also every piece of
- * this rank (it must read its own writes). Pieces count as written even
- * when writing failed (the failure is recorded for the next collective
- * point), so no piece is written twice. */
-static int write_published(pario_file *fh, log_window *w, int mine_all) {
-    int64_t upto[LOG_MAX_RANKS], n = 0, limit = calls_done_by_all(w);
+/* With the lock held: the first failure to store kept bytes since the last
+ * collective point (err holds its message, which names the file and the
+ * cause), for that point to report on every rank. */
+static void record_failure(log_window *w, int rc, const pario_error *err) {
+    slice_head *h0 = head_of(w, 0);
+    if (rc != PARIO_OK && !h0->failed) {
+        h0->failed = rc;
+        snprintf(h0->msg, sizeof h0->msg, "%s", err->msg);
+    }
+}
+
+/* With the lock held: write the published, unwritten pieces of the calls up
+ * to limit (calls every rank has finished), so that each call's pieces reach
+ * the file together and coalesce into long runs; with mine_all, also every
+ * piece of this rank (it must read its own writes, or cannot wait). Each
+ * rank's pieces go in call order: a write takes a prefix of its ring. Pieces
+ * count as written even when writing failed (the failure is recorded for the
+ * next collective point), so no piece is written twice. */
+static int write_published(pario_file *fh, log_window *w, int64_t limit, int mine_all,
+                           pario_error *err) {
+    int64_t upto[LOG_MAX_RANKS], n = 0;
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
@@ -317,20 +345,16 @@ static int write_published(pario_file *fh, log_window *w, int mine_all) {
         }
         upto[r] = i;
     }
-    int rc = write_sorted(fh, w->all, n);
+    int rc = write_sorted(fh, w->all, n, err);
     for (int r = 0; r < w->nranks; r++) /* the owner may fill their half again */
         atomic_store_explicit(&head_of(w, r)->consumed, upto[r], memory_order_release);
-    slice_head *h0 = head_of(w, 0);
-    if (rc != PARIO_OK && !h0->failed) {
-        h0->failed = rc;
-        snprintf(h0->msg, sizeof h0->msg, "%s", fh->last.msg);
-    }
+    record_failure(w, rc, err);
     return rc;
 }
 
 static int write_all_published(pario_file *fh, log_window *w, int mine_all) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w, mine_all);
+    int rc = write_published(fh, w, calls_done_by_all(w), mine_all, &fh->last);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
 }
@@ -394,32 +418,53 @@ static log_window *log_get(pario_file *fh) {
     return fh->log;
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 /* Room for total bytes in the half this rank fills. When it lacks it, the
  * rank goes on in its other half once that half's pieces are written: it
  * writes the finished calls' pieces itself whenever nobody else is writing,
- * and otherwise yields its processor to the ranks it waits for. It waits
- * only for calls before the current one, which every rank finishes without
- * this rank's help (collective calls may synchronise), and a half holds
- * many calls, so the ranks drift apart by at most half a slice. */
-static int make_room(pario_file *fh, log_window *w, int64_t total) {
+ * and otherwise yields its processor to the ranks it waits for. Those are
+ * calls before its current one and a half holds many calls, so while all
+ * ranks make the same calls they drift apart by at most half a slice, and
+ * each call's pieces reach the file together. But a rank may be elsewhere
+ * for long (computing, waiting for a message from this rank, on an error
+ * path): after LOG_WAIT_NS this rank writes all of its own pieces alone,
+ * which needs nobody. Its pieces still reach the file in call order (every
+ * write takes a prefix of each rank's ring, and overlapping pieces of one
+ * write go in call order), so its later calls still win over its earlier
+ * ones; what changes is that a piece of another rank's earlier call may now
+ * land after one of these it overlaps. Overlapping writes of different
+ * ranks are undefined in MPI without sync, so that is allowed. A failure is
+ * recorded for the next collective point, not returned: the other ranks'
+ * calls succeed, and every rank must learn of it at the same point. */
+static void make_room(pario_file *fh, log_window *w, int64_t total) {
     if (w->pos + total <= w->cap / 2 && w->in_half < LOG_PIECES / 2)
-        return PARIO_OK;
+        return;
     slice_head *mine = head_of(w, w->rank), *h0 = head_of(w, 0);
-    int rc = PARIO_OK, other = 1 - w->half, tried = 0;
-    while (!tried ||
-           atomic_load_explicit(&mine->consumed, memory_order_acquire) < w->end_of[other]) {
-        if (tried)
-            sched_yield();
-        tried = 1;
+    int other = 1 - w->half;
+    int64_t give_up = -1;
+    for (;;) {
         if (pthread_mutex_trylock(&h0->lock) == 0) {
-            int wrc = write_published(fh, w, 0);
-            rc = rc != PARIO_OK ? rc : wrc;
+            write_published(fh, w, calls_done_by_all(w), 0, &fh->last);
             pthread_mutex_unlock(&h0->lock);
         }
+        if (atomic_load_explicit(&mine->consumed, memory_order_acquire) >= w->end_of[other])
+            break;
+        int64_t now = now_ns();
+        if (give_up < 0)
+            give_up = now + LOG_WAIT_NS;
+        else if (now >= give_up) {
+            write_all_published(fh, w, 1);
+            break;
+        }
+        sched_yield();
     }
     w->half = other;
     w->pos = w->in_half = 0;
-    return rc;
 }
 
 /* Copy the part into the slice and publish it. */
@@ -453,32 +498,45 @@ static int worth_keeping(const pario_file *fh, const log_window *w, int64_t off,
 }
 
 /* This rank's part of call seq: kept, or written now when it is too large
- * to keep (or there is no window). */
+ * to keep. Like kept pieces, a part written now reports its failure at the
+ * next collective point, on every rank: returned here it would reach this
+ * rank only, which would then leave the calls the others go on making. */
 static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, const void *buf,
                       MPI_Count count, const flat_type *mt, int64_t total, int64_t *moved) {
     int64_t off = 0;
     int rc = view_byte_of_pos(&fh->view, pos, &off);
-    if (rc == PARIO_OK && w && worth_keeping(fh, w, off, total)) {
-        rc = make_room(fh, w, total);
-        if (rc == PARIO_OK)
-            rc = keep(w, off, seq, buf, count, mt, total);
+    if (rc != PARIO_OK)
+        return rc;
+    if (worth_keeping(fh, w, off, total)) {
+        make_room(fh, w, total);
+        rc = keep(w, off, seq, buf, count, mt, total);
         *moved = rc == PARIO_OK ? total : 0;
         return rc;
     }
-    if (rc == PARIO_OK) /* after this rank's kept pieces */
-        rc = io_coll_log_write_own(fh);
-    return rc == PARIO_OK ? io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved) : rc;
+    io_coll_log_write_own(fh); /* its kept pieces first; a failure is recorded */
+    rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
+    if (rc != PARIO_OK) {
+        pthread_mutex_lock(&head_of(w, 0)->lock);
+        record_failure(w, rc, &fh->last);
+        pthread_mutex_unlock(&head_of(w, 0)->lock);
+    }
+    *moved = total;
+    return PARIO_OK;
 }
 
 int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
                       const flat_type *mt, int64_t total, int64_t *moved) {
     fh->log_pending = 1; /* every rank: the next collective point writes the slices */
     log_window *w = log_get(fh);
-    int64_t seq = w ? ++w->calls : 0; /* the same on every rank */
+    if (!w) { /* no window (on any rank): written at once, the outcome agreed */
+        if (rc == PARIO_OK && total > 0)
+            rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
+        return io_agree(fh->comm, rc, &fh->last);
+    }
+    int64_t seq = ++w->calls; /* the same on every rank */
     if (rc == PARIO_OK && total > 0)
         rc = write_part(fh, w, seq, pos, buf, count, mt, total, moved);
-    if (w)
-        atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
+    atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
     return rc;
 }
 
