@@ -214,9 +214,10 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
 /* ---- the cache on the program's communicator --------------------------------------- */
 
 /* Process-wide, like the datatype cache of io/flat: one keyval made on first
- * use, and whether MPI_Finalize has begun. MPI deletes MPI_COMM_SELF's
- * attributes first in MPI_Finalize and MPI_COMM_WORLD's after its windows
- * are gone, so a window still parked then is only forgotten. */
+ * use, and whether MPI_Finalize has begun (the registry of open files tells,
+ * io_coll_log_finalize). MPI deletes MPI_COMM_SELF's attributes first in
+ * MPI_Finalize and MPI_COMM_WORLD's after its windows are gone, so a window
+ * still parked then is only forgotten. */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_keyval = MPI_KEYVAL_INVALID;
 static atomic_int finalizing;
@@ -244,20 +245,12 @@ static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
-static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
-    (void)keyval;
-    (void)value;
-    (void)extra;
+void io_coll_log_finalize(void) {
     atomic_store(&finalizing, 1);
-    return MPI_SUCCESS;
 }
 
 static void cache_keyval_create(void) {
-    int self_keyval = MPI_KEYVAL_INVALID;
-    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_begins, &self_keyval, NULL) !=
-            MPI_SUCCESS ||
-        MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL) != MPI_SUCCESS)
+    if (!io_files_watch_finalize())
         return; /* without the warning, windows are never parked */
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
 }
