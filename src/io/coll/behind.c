@@ -19,6 +19,10 @@
  * (sync, close, set_view, set_size, preallocate, set_info, set_atomicity, a
  * collective access that is not kept), where the outcome is agreed. MPI's
  * nonatomic mode promises other ranks a write only after sync or close.
+ * Kept bytes do not wait for that, however: a thread of the process (the
+ * flusher) writes the pieces of finished calls within
+ * pario_cb_write_behind_delay, so a program killed then loses none, and
+ * MPI_Finalize writes those of files never closed (io/file/registry.c).
  *
  * The window outlives the file: it is parked on the program's communicator
  * (an attribute) and taken again by the next file opened on it.
@@ -40,6 +44,7 @@
  * pario_cb_write_behind=disable turns all this off. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,13 +107,17 @@ struct log_window {
     int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
     int64_t cap;
-    char **slice;      /* every rank's slice */
-    int half;          /* the half this rank fills */
-    int64_t pos;       /* bytes of it filled */
-    int64_t in_half;   /* pieces in it */
-    int64_t end_of[2]; /* pieces committed when each half was last filled */
-    int64_t calls;     /* collective writes kept or considered with this window */
-    coll_piece *all;   /* room for every rank's pieces when writing them */
+    char **slice;             /* every rank's slice */
+    int half;                 /* the half this rank fills */
+    int64_t pos;              /* bytes of it filled */
+    int64_t in_half;          /* pieces in it */
+    int64_t end_of[2];        /* pieces committed when each half was last filled */
+    int64_t calls;            /* collective writes kept or considered with this window */
+    coll_piece *all;          /* room for every rank's pieces when writing them (lock held) */
+    _Atomic int64_t delay_ms; /* pario_cb_write_behind_delay of the latest kept call */
+    int64_t aged;             /* the flusher's: calls every rank had finished at its last
+                                 tick ... */
+    int64_t ticked_at;        /* ... and when that was (ns, monotonic clock) */
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
@@ -128,6 +137,12 @@ static log_piece *pieces_of(const log_window *w, int r) {
 
 static char *data_of(const log_window *w, int r) {
     return w->slice[r] + sizeof(slice_head) + LOG_PIECES * sizeof(log_piece);
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 /* ---- the window ---------------------------------------------------------------------- */
@@ -245,10 +260,6 @@ static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
-void io_coll_log_finalize(void) {
-    atomic_store(&finalizing, 1);
-}
-
 static void cache_keyval_create(void) {
     if (!io_files_watch_finalize())
         return; /* without the warning, windows are never parked */
@@ -356,6 +367,122 @@ int io_coll_log_write_own(pario_file *fh) {
     return fh->log ? write_all_published(fh, fh->log, 1) : PARIO_OK;
 }
 
+/* ---- the flusher ------------------------------------------------------------------------ */
+
+/* One thread per process writes, every half pario_cb_write_behind_delay,
+ * the kept pieces of the calls every rank had finished when it last looked
+ * at the window: the bytes of a finished collective write reach the
+ * operating system within the delay even if the program makes no further
+ * call (a program killed then loses none of them), while a stream of small
+ * calls still coalesces (its calls make room for themselves much sooner).
+ * Writing every rank's pieces up to one call keeps calls in order, as any
+ * writer of finished calls does. It is one more such writer, under the
+ * window's lock, like another rank: it makes no MPI call (the program may
+ * run at MPI_THREAD_SINGLE), fills its own error record (failures go to the
+ * window's record, as any writer's do) and reads the delay the latest kept
+ * call stored, not the hints. It walks the registry of open files holding
+ * it, so no file closes and no window is replaced under it. Started on
+ * first use of a window, stopped and joined when MPI_Finalize begins.
+ * Process-wide state, guarded by flusher.lock. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* poked (a delay changed) or stop */
+    pthread_t thread;
+    int started, poked, stop;
+} flusher = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+typedef struct flusher_pass {
+    int64_t now, next; /* ns, monotonic: this pass, the earliest tick due next */
+    pario_error err;   /* the flusher's own record */
+} flusher_pass;
+
+/* With the registry held: a tick of this file's window, when due. */
+static void flusher_tick(pario_file *fh, void *arg) {
+    flusher_pass *p = arg;
+    log_window *w = fh->log;
+    if (!w)
+        return;
+    int64_t half = atomic_load_explicit(&w->delay_ms, memory_order_relaxed) * 500000;
+    if (p->now >= w->ticked_at + half) {
+        int64_t limit = w->aged;
+        w->aged = calls_done_by_all(w);
+        w->ticked_at = p->now;
+        pthread_mutex_lock(&head_of(w, 0)->lock);
+        write_published(fh, w, limit, 0, &p->err);
+        pthread_mutex_unlock(&head_of(w, 0)->lock);
+    }
+    if (w->ticked_at + half < p->next)
+        p->next = w->ticked_at + half;
+}
+
+/* With flusher.lock held: wait until `until` (INT64_MAX: no window to look
+ * at), a poke or stop. The condition variable runs on the realtime clock. */
+static void flusher_sleep(int64_t until) {
+    if (flusher.stop || flusher.poked)
+        return;
+    if (until == INT64_MAX) {
+        pthread_cond_wait(&flusher.wake, &flusher.lock);
+        return;
+    }
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    int64_t at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (until - now_ns());
+    t = (struct timespec){at / 1000000000, at % 1000000000};
+    pthread_cond_timedwait(&flusher.wake, &flusher.lock, &t);
+}
+
+static void *flusher_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&flusher.lock);
+    while (!flusher.stop) {
+        flusher.poked = 0;
+        pthread_mutex_unlock(&flusher.lock);
+        flusher_pass p = {now_ns(), INT64_MAX, {0}};
+        io_files_each(flusher_tick, &p);
+        pthread_mutex_lock(&flusher.lock);
+        flusher_sleep(p.next);
+    }
+    pthread_mutex_unlock(&flusher.lock);
+    return NULL;
+}
+
+/* With flusher.lock held. The thread blocks every signal: the program's
+ * signals go to its own threads, and a write past RLIMIT_FSIZE fails with
+ * EFBIG here instead of killing the process. */
+static void flusher_start(void) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    flusher.started = pthread_create(&flusher.thread, NULL, flusher_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The flusher keeps w's delay: this call's hint (set_info may change it).
+ * A new or changed delay starts the flusher, or makes it look again. */
+static void flusher_note_delay(log_window *w, int64_t ms) {
+    if (atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
+        return;
+    atomic_store_explicit(&w->delay_ms, ms, memory_order_relaxed);
+    pthread_mutex_lock(&flusher.lock);
+    if (!flusher.started && !flusher.stop)
+        flusher_start(); /* without it, kept bytes wait for the next collective point */
+    flusher.poked = 1;
+    pthread_cond_signal(&flusher.wake);
+    pthread_mutex_unlock(&flusher.lock);
+}
+
+void io_coll_log_finalize(void) {
+    atomic_store(&finalizing, 1);
+    pthread_mutex_lock(&flusher.lock);
+    int started = flusher.started;
+    flusher.stop = 1;
+    flusher.started = 0;
+    pthread_cond_signal(&flusher.wake);
+    pthread_mutex_unlock(&flusher.lock);
+    if (started)
+        pthread_join(flusher.thread, NULL);
+}
+
 /* ---- the call ------------------------------------------------------------------------- */
 
 /* A collective access of this file needs no message: every rank's view is
@@ -388,33 +515,55 @@ static int64_t slice_cap(const pario_file *fh) {
     return all / fh->nranks / 64 * 64;
 }
 
-/* Collective (every rank keeps the same calls): this file's window, taken
- * from the communicator's cache when one of the right size is parked there,
- * else made (and a parked one of another size dropped). */
-static log_window *log_get(pario_file *fh) {
-    int64_t cap = slice_cap(fh);
-    if (fh->log && fh->log->cap == cap)
-        return fh->log;
+/* This file's window, out of the flusher's sight: it reads fh->log with the
+ * registry of open files held, so none changes under it. */
+static log_window *log_take(pario_file *fh) {
+    io_files_lock();
+    log_window *w = fh->log;
+    fh->log = NULL;
+    io_files_unlock();
+    return w;
+}
+
+static void log_show(pario_file *fh, log_window *w) {
+    io_files_lock();
+    fh->log = w;
+    io_files_unlock();
+}
+
+/* Collective: a window of cap bytes per slice, taken from the
+ * communicator's cache when one of that size is parked there, else made
+ * (and a parked one of another size dropped). */
+static log_window *window_for(pario_file *fh, int64_t cap) {
     log_cache *c = fh->log_cache;
-    io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+    log_window *w = NULL;
     if (c && c->idle && c->idle->cap == cap) {
-        fh->log = c->idle;
+        w = c->idle;
         c->idle = NULL;
-        return fh->log;
+        return w;
     }
     if (c && c->idle) {
         window_free(c->idle);
         c->idle = NULL;
     }
-    if (window_new(fh->comm, cap, &fh->log) != PARIO_OK)
+    if (window_new(fh->comm, cap, &w) != PARIO_OK)
         fh->log_failed = 1; /* the same on every rank: keep nothing on this file */
-    return fh->log;
+    return w;
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+/* Collective (every rank keeps the same calls): this file's window, of the
+ * size the hints give; the flusher learns the delay of this call. */
+static log_window *log_get(pario_file *fh) {
+    int64_t cap = slice_cap(fh);
+    log_window *w = fh->log;
+    if (!w || w->cap != cap) {
+        io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+        w = window_for(fh, cap);
+        log_show(fh, w);
+    }
+    if (w)
+        flusher_note_delay(w, fh->hints.cb_write_behind_delay);
+    return w;
 }
 
 /* Room for total bytes in the half this rank fills. When it lacks it, the
@@ -570,11 +719,11 @@ int io_coll_log_flush(pario_file *fh) {
 
 void io_coll_log_release(pario_file *fh) {
     log_cache *c = fh->log_cache;
-    if (fh->log && c && c->attached && !c->idle)
-        c->idle = fh->log; /* parked for the next file on the communicator */
+    log_window *w = log_take(fh);
+    if (w && c && c->attached && !c->idle)
+        c->idle = w; /* parked for the next file on the communicator */
     else
-        window_free(fh->log);
-    fh->log = NULL;
+        window_free(w);
 }
 
 void io_coll_log_detach(pario_file *fh) {
