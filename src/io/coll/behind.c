@@ -74,9 +74,10 @@
 #define LOG_KEEP_MAX ((int64_t)32 << 10)
 /* How long a rank whose half is full waits for slower ranks to finish their
  * earlier calls before it writes its own pieces alone (make_room). Waiting
- * is what lets a call's pieces reach the file together; on 4 ranks over 2
- * cores a rank that lost its processor gets it back within a few
- * scheduler periods of ~4 ms. */
+ * is what lets a call's pieces reach the file together, so it must outlast
+ * a rank merely waiting for a processor: several scheduler time slices. In
+ * pario bench ior (strided-4k-coll and hard-coll, 4 ranks on 2 cores busy
+ * with other work, 5 repetitions) no rank ever waited that long. */
 #define LOG_WAIT_NS ((int64_t)20 * 1000 * 1000)
 
 /* A kept piece: file extent, the collective call it came from, where its
