@@ -5,13 +5,15 @@ closing it, then checks the file byte for byte.
     run_unclosed.py --mpiexec M --mpi openmpi --np N [--preload P]
                     --backend {pario,system} --ending {finalize,kill}
                     --workdir W --calls C --part B [--delay MS] [--sleep MS]
-                    -- PROGRAM [ARG ...]
+                    [--reopen] -- PROGRAM [ARG ...]
 
 The program gets: the file path, the ending, calls, part bytes, the salt,
-the pario_cb_write_behind_delay hint in ms (0: the default) and how long to
-sleep in ms. Every rank r writes calls parts of part bytes, call j at
-(j * N + r) * part, with MPI_File_write_at_all (or pario's), byte i of the
-file being (7 i + i // 251 + salt) mod 256. Then:
+the pario_cb_write_behind_delay hint in ms (0: the default), how long to
+sleep in ms, and "reopen" (it first writes and closes another file, the
+path with ".first" added, and sleeps, so the file it leaves open takes over
+what the closed one used) or "fresh". Every rank r writes calls parts of part bytes,
+call j at (j * N + r) * part, with MPI_File_write_at_all (or pario's), byte
+i of the file being (7 i + i // 251 + salt) mod 256. Then:
   finalize  the program calls MPI_Finalize without closing the file and
             must exit 0;
   kill      after an MPI_Barrier rank 0 prints "written", every rank sleeps
@@ -45,6 +47,7 @@ def parse_args():
     p.add_argument("--part", type=int, default=100)
     p.add_argument("--delay", type=int, default=0, help="pario_cb_write_behind_delay, ms")
     p.add_argument("--sleep", type=int, default=0, help="ms slept before SIGKILL")
+    p.add_argument("--reopen", action="store_true", help="write and close another file first")
     p.add_argument("program", nargs="+")
     return p.parse_args()
 
@@ -68,7 +71,7 @@ def tail(text):
 def run(args, path):
     cmd = mpiexec_command(args) + args.program + [
         path, args.ending, str(args.calls), str(args.part), str(SALT), str(args.delay),
-        str(args.sleep)]
+        str(args.sleep), "reopen" if args.reopen else "fresh"]
     print(" ".join(cmd), flush=True)
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)

@@ -459,9 +459,10 @@ static void flusher_start(void) {
 }
 
 /* The flusher keeps w's delay: this call's hint (set_info may change it).
- * A new or changed delay starts the flusher, or makes it look again. */
-static void flusher_note_delay(log_window *w, int64_t ms) {
-    if (atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
+ * A window new to its file or a changed delay starts the flusher, or makes
+ * it look again: it sleeps while no open file has a window. */
+static void flusher_note(log_window *w, int64_t ms, int new_to_file) {
+    if (!new_to_file && atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
         return;
     atomic_store_explicit(&w->delay_ms, ms, memory_order_relaxed);
     pthread_mutex_lock(&flusher.lock);
@@ -557,13 +558,14 @@ static log_window *window_for(pario_file *fh, int64_t cap) {
 static log_window *log_get(pario_file *fh) {
     int64_t cap = slice_cap(fh);
     log_window *w = fh->log;
-    if (!w || w->cap != cap) {
+    int new_to_file = !w || w->cap != cap;
+    if (new_to_file) {
         io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
         w = window_for(fh, cap);
         log_show(fh, w);
     }
     if (w)
-        flusher_note_delay(w, fh->hints.cb_write_behind_delay);
+        flusher_note(w, fh->hints.cb_write_behind_delay, new_to_file);
     return w;
 }
 
