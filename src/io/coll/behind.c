@@ -108,17 +108,18 @@ struct log_window {
     int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
     int64_t cap;
-    char **slice;             /* every rank's slice */
-    int half;                 /* the half this rank fills */
-    int64_t pos;              /* bytes of it filled */
-    int64_t in_half;          /* pieces in it */
-    int64_t end_of[2];        /* pieces committed when each half was last filled */
-    int64_t calls;            /* collective writes kept or considered with this window */
-    coll_piece *all;          /* room for every rank's pieces when writing them (lock held) */
-    _Atomic int64_t delay_ms; /* pario_cb_write_behind_delay of the latest kept call */
-    int64_t aged;             /* the flusher's: calls every rank had finished at its last
-                                 tick ... */
-    int64_t ticked_at;        /* ... and when that was (ns, monotonic clock) */
+    char **slice;      /* every rank's slice */
+    int half;          /* the half this rank fills */
+    int64_t pos;       /* bytes of it filled */
+    int64_t in_half;   /* pieces in it */
+    int64_t end_of[2]; /* pieces committed when each half was last filled */
+    int64_t calls;     /* collective writes kept or considered with this window */
+    coll_piece *all;   /* room for every rank's pieces when writing them (lock held) */
+    /* pario_cb_write_behind_delay of the latest kept call, for the flusher */
+    _Atomic int64_t delay_ms;
+    /* The flusher's own: the calls every rank had finished at its last tick,
+     * and when that was (ns, monotonic clock). */
+    int64_t aged, ticked_at;
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
@@ -387,7 +388,7 @@ int io_coll_log_write_own(pario_file *fh) {
  * Process-wide state, guarded by flusher.lock. */
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t wake; /* poked (a delay changed) or stop */
+    pthread_cond_t wake; /* poked (a window new to a file, a delay changed) or stop */
     pthread_t thread;
     int started, poked, stop;
 } flusher = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
