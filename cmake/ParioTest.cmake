@@ -79,3 +79,38 @@ function(pario_mpi_test)
     endif()
   endforeach()
 endfunction()
+
+# pario_unclosed_test(NAME n PROGRAM target NP np ENDING finalize|kill
+#                     BACKEND pario|system [PRELOAD] [REOPEN] [DELAY ms] [SLEEP ms])
+#   Registers n: tests/common/run_unclosed.py runs the program (which writes
+#   a file with collective writes and ends without closing it: MPI_Finalize,
+#   or SIGKILL of every rank) and checks the file byte for byte. PRELOAD: a
+#   program on the MPI API runs on pario's drop-in. REOPEN: it writes and
+#   closes another file first. DELAY: the hint pario_cb_write_behind_delay;
+#   SLEEP: ms between the writes and SIGKILL.
+#   Not registered beyond 2 ranks under MPICH (it busy-polls).
+function(pario_unclosed_test)
+  cmake_parse_arguments(U "PRELOAD;REOPEN" "NAME;PROGRAM;NP;ENDING;BACKEND;DELAY;SLEEP" "" ${ARGN})
+  if(PARIO_MPI STREQUAL "mpich" AND U_NP GREATER 2)
+    return()
+  endif()
+  set(cmd /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/common/run_unclosed.py
+          --mpiexec ${MPIEXEC_EXECUTABLE} --mpi ${PARIO_MPI} --np ${U_NP}
+          --backend ${U_BACKEND} --ending ${U_ENDING}
+          --workdir ${CMAKE_BINARY_DIR}/testdata/${U_NAME})
+  if(U_PRELOAD)
+    list(APPEND cmd --preload ${PARIO_PRELOAD})
+  endif()
+  if(U_REOPEN)
+    list(APPEND cmd --reopen)
+  endif()
+  if(U_DELAY)
+    list(APPEND cmd --delay ${U_DELAY})
+  endif()
+  if(U_SLEEP)
+    list(APPEND cmd --sleep ${U_SLEEP})
+  endif()
+  add_test(NAME ${U_NAME} COMMAND ${cmd} -- $<TARGET_FILE:${U_PROGRAM}>)
+  set_tests_properties(${U_NAME} PROPERTIES LABELS "${U_BACKEND};unclosed"
+                       TIMEOUT ${PARIO_TEST_TIMEOUT})
+endfunction()

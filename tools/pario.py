@@ -25,6 +25,7 @@ import pario_bench  # noqa: E402
 import pario_calibrate  # noqa: E402
 import pario_env  # noqa: E402
 import pario_report  # noqa: E402
+import pario_testbed  # noqa: E402
 
 
 def run_main(args):
@@ -50,13 +51,37 @@ def run_main(args):
                   f"{problem or 'limit is a benchmark reference, not an MPI back end'}",
                   file=sys.stderr)
             return 1
-    cmd = mpi.launch_prefix(args.n, backend) + prog
+    try:
+        cmd = launch_command(args, mpi, backend, build) + prog
+    except pario_env.SetupError as e:
+        print(f"pario run: {e}", file=sys.stderr)
+        return 1
     if args.dry_run:
         print(shlex.join(cmd))
         return 0
     sys.stdout.flush()
     os.execv(cmd[0], cmd)
     return 127
+
+
+def launch_command(args, mpi, backend, build):
+    """mpiexec up to the program; with --testbed each rank runs on its node's mount of the
+    test bed (which must be up) and PARIO_NODE_SIZE tells pario the split."""
+    if not args.testbed:
+        if args.nodes is not None:
+            raise pario_env.SetupError("--nodes only with --testbed")
+        return mpi.launch_prefix(args.n, backend)
+    testbed = pario_testbed.Testbed(pario_testbed.find_script(build))
+    state = testbed.status()
+    nodes = args.nodes or int(state.get("nodes", 0) or pario_testbed.DEFAULT_NODES)
+    if state["status"] != "up" or int(state.get("nodes", 0)) < nodes:
+        up = shlex.join(testbed.command("up", "--nodes", str(nodes)))
+        raise pario_env.SetupError(f"the test bed is {state['status']}"
+                                   f"{'' if state['status'] != 'up' else ' with fewer nodes'}: "
+                                   f"bring it up with\n  {up}")
+    per_node = pario_testbed.ranks_per_node(args.n, nodes)
+    return (mpi.launch_prefix(args.n, backend, {"PARIO_NODE_SIZE": per_node}) +
+            testbed.wrapper(state["mnt"], per_node))
 
 
 def _optional_build_dir():
@@ -78,7 +103,7 @@ def build_parser():
                     "(Open MPI), and with libpario-mpiio preloaded (--backend pario, the "
                     "default) or on the system's OMPIO / ROMIO.",
         usage="pario run -n N [--backend pario|ompio|romio|system] [--mpi M] "
-              "[--dry-run] -- PROGRAM [ARGS...]")
+              "[--testbed [--nodes K]] [--dry-run] -- PROGRAM [ARGS...]")
     run.add_argument("-n", "--np", dest="n", type=int, default=1, help="processes (default 1)")
     run.add_argument("--backend", default="pario",
                      choices=("pario", "ompio", "romio", "system"),
@@ -86,6 +111,13 @@ def build_parser():
     run.add_argument("--mpi", choices=("openmpi", "mpich"),
                      help="MPI to launch with (default: the one the build uses)")
     run.add_argument("--build", help="build directory (default: the one holding this command)")
+    run.add_argument("--testbed", action="store_true",
+                     help="run on the network file system test bed (tools/testbed.sh up): "
+                     "ranks split into nodes, each seeing its node's client mount at the "
+                     "test bed's common path, PARIO_NODE_SIZE set to match")
+    run.add_argument("--nodes", type=int,
+                     help="with --testbed: simulated nodes (default: all the test bed has); "
+                     "must divide -n")
     run.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
     run.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM [ARGS...]")
     run.set_defaults(func=lambda a, argv: run_main(a))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pario_env
 import pario_gasbench
 import pario_report
+import pario_testbed
 
 MIB = float(1 << 20)
 # Seconds one benchmark program may run before it is considered hung.
@@ -149,6 +150,12 @@ class BenchRun:
         self.mpi_library = ""
         self.workdir = None
         self.own_workdir = False
+        self.testbed = None  # pario_testbed.Testbed with --testbed
+        self.testbed_state = {}
+        self.testbed_before = None
+        if args.testbed:
+            self.ranks_per_node = pario_testbed.ranks_per_node(args.ranks, args.nodes)
+            self.testbed = pario_testbed.Testbed(pario_testbed.find_script(self.build_dir))
 
     # ---- setup -------------------------------------------------------------------
     def select_backends(self):
@@ -200,12 +207,20 @@ class BenchRun:
 
     # ---- one repetition of one back end ------------------------------------------
     def run_mpi_backend(self, rep, backend):
-        cmd = (self.mpi.launch_prefix(self.args.ranks, backend) + [str(self.program)] +
-               self.program_args(rep, backend))
+        cmd = (self.launch(backend) + [str(self.program)] + self.program_args(rep, backend))
         label = f"back end {backend}, repetition {rep}"
         out = run_program(cmd, self.args.timeout, label)
         self.check_provider(backend, out["info"].get("file_open_from", ""), label)
         return out["results"]
+
+    def launch(self, backend):
+        """mpiexec up to the program; on the test bed with each rank on its node's mount
+        and PARIO_NODE_SIZE telling pario the same split."""
+        if not self.testbed:
+            return self.mpi.launch_prefix(self.args.ranks, backend)
+        return (self.mpi.launch_prefix(self.args.ranks, backend,
+                                       {"PARIO_NODE_SIZE": self.ranks_per_node}) +
+                self.testbed.wrapper(self.testbed_state["mnt"], self.ranks_per_node))
 
     def check_provider(self, backend, provider, label):
         """Refuses results measured on the wrong MPI-IO (a preload that did not work)."""
@@ -247,6 +262,21 @@ class BenchRun:
         active = self.select_backends()
         if not active:
             raise pario_env.SetupError("no back end can run")
+        if self.testbed:
+            self.testbed_state, self.testbed_before = self.testbed.ensure(
+                self.args.nodes, self.args.cache, self.args.delay_us)
+        try:
+            return self.run_backends(active)
+        finally:
+            if self.testbed and self.testbed_before == "down" and not self.args.keep_testbed:
+                print("pario bench: taking down the test bed it brought up (--keep-testbed "
+                      "keeps it)", file=sys.stderr, flush=True)
+                self.testbed.down()
+            elif self.testbed and self.testbed_before == "other":
+                print("pario bench: the test bed stays up with this run's knobs "
+                      "(tools/testbed.sh status)", file=sys.stderr, flush=True)
+
+    def run_backends(self, active):
         self.open_workdir()
         try:
             self.make_plan()
@@ -277,7 +307,15 @@ class BenchRun:
             del self.samples[key]
 
     def open_workdir(self):
-        if self.args.dir:
+        if self.testbed:
+            mnt = Path(self.testbed_state["mnt"])
+            base = Path(self.args.dir) if self.args.dir else mnt / "bench"
+            if not base.resolve().is_relative_to(mnt):
+                raise pario_env.SetupError(f"--dir {base} is not on the test bed (under {mnt})")
+            base.mkdir(parents=True, exist_ok=True)
+            self.workdir = Path(tempfile.mkdtemp(prefix=f"pario-bench-{self.args.scenario}-",
+                                                 dir=base))
+        elif self.args.dir:
             base = Path(self.args.dir)
             base.mkdir(parents=True, exist_ok=True)
             self.workdir = Path(tempfile.mkdtemp(prefix=f"pario-bench-{self.args.scenario}-",
@@ -318,6 +356,11 @@ class BenchRun:
         machine["mpi"] = self.mpi_library
         machine["mpi_flavor"] = self.mpi.flavor
         machine["filesystem"] = pario_env.filesystem_of(self.workdir.parent)
+        if self.testbed:
+            filesystem = pario_testbed.describe(self.testbed_state, self.args.nodes,
+                                                self.args.ranks)
+        else:
+            filesystem = {"testbed": False, "type": machine["filesystem"], "nodes": 1}
         return {
             "kind": pario_report.BENCH_KIND, "version": 1,
             "scenario": self.args.scenario, "summary": self.scenario.summary,
@@ -325,8 +368,11 @@ class BenchRun:
             "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "params": {"ranks": self.args.ranks, "reps": self.args.reps, "size": self.size,
                        "quick": self.args.quick, "modes": self.args.modes,
-                       "variants": self.args.variants, "max_calls": self.args.max_calls},
+                       "variants": self.args.variants, "max_calls": self.args.max_calls,
+                       "testbed": self.args.testbed, "nodes": filesystem["nodes"],
+                       "cache": filesystem.get("cache"), "delay_us": filesystem.get("delay_us")},
             "machine": machine,
+            "filesystem": filesystem,
             "backends": self.status,
             "plan": self.plan,
             "results": self.records(),
@@ -363,8 +409,28 @@ def add_arguments(p):
     p.add_argument("--variants", help="comma-separated name patterns (fnmatch), e.g. 'coll,sieve-*'")
     p.add_argument("--max-calls", type=int,
                    help="cap on I/O calls per rank and variant (ior; default 512)")
-    p.add_argument("--dir", help="directory for the benchmark files (default: $TMPDIR or /tmp); "
-                   "a fresh subdirectory is created and removed")
+    p.add_argument("--dir", help="directory for the benchmark files (default: $TMPDIR or /tmp; "
+                   "with --testbed: MOUNT/bench on the test bed); a fresh subdirectory is "
+                   "created and removed")
+    tb = p.add_argument_group(
+        "network file system test bed (tools/testbed.sh; I/O scenarios)",
+        "--testbed runs on a GlusterFS volume with one client mount per simulated node: the "
+        "ranks are split into --nodes consecutive groups, each rank sees its node's mount "
+        "at the common path, PARIO_NODE_SIZE is set to match. The test bed is brought up "
+        "with these knobs when it is not (and taken down again after the run if it was "
+        "down; needs root).")
+    tb.add_argument("--testbed", action="store_true",
+                    help="run on the test bed (files under its mount, default MOUNT/bench)")
+    tb.add_argument("--nodes", type=int,
+                    help=f"simulated nodes (default {pario_testbed.DEFAULT_NODES}); must divide "
+                    "--ranks")
+    tb.add_argument("--cache", choices=pario_testbed.CACHE_MODES,
+                    help="client caching: off (default; every I/O a request to the servers) or "
+                    "nfslike (close-to-open)")
+    tb.add_argument("--delay-us", type=int,
+                    help="extra microseconds every server request takes (default 0)")
+    tb.add_argument("--keep-testbed", action="store_true",
+                    help="leave a test bed this run brought up running")
     p.add_argument("--json", default=None,
                    help="output JSON (default pario-bench-SCENARIO.json); the Markdown "
                    "table (.md) and the plot (.png) are written next to it")
@@ -423,7 +489,28 @@ def io_ranks(args):
         return None
 
 
+def testbed_options(args):
+    """Checks the test bed options and fills in their defaults; returns an error or None."""
+    given = [o for o, v in (("--nodes", args.nodes), ("--cache", args.cache),
+                            ("--delay-us", args.delay_us),
+                            ("--keep-testbed", args.keep_testbed or None)) if v is not None]
+    if not args.testbed:
+        return f"{', '.join(given)} only with --testbed" if given else None
+    if args.scenario in pario_gasbench.GAS_SCENARIOS:
+        return "--testbed is for the I/O scenarios"
+    args.nodes = pario_testbed.DEFAULT_NODES if args.nodes is None else args.nodes
+    args.cache = args.cache or "off"
+    args.delay_us = 0 if args.delay_us is None else args.delay_us
+    if args.nodes < 1 or args.delay_us < 0:
+        return "--nodes must be at least 1 and --delay-us at least 0"
+    return None
+
+
 def main(args, argv):
+    problem = testbed_options(args)
+    if problem:
+        print(f"pario bench: {problem}", file=sys.stderr)
+        return 2
     if args.scenario in pario_gasbench.GAS_SCENARIOS:
         return gas_main(args, argv)
     args.ranks = io_ranks(args)

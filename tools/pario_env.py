@@ -94,12 +94,16 @@ class Mpi:
             return f"unknown back end '{backend}' (one of {', '.join(ALL_BACKENDS)})"
         return None
 
-    def launch_prefix(self, nranks, backend):
-        """The mpiexec command line up to the program for `nranks` on `backend`."""
+    def launch_prefix(self, nranks, backend, env=None):
+        """The mpiexec command line up to the program for `nranks` on `backend`, with the
+        variables of `env` (a dict) set in every rank."""
+        env = env or {}
         if self.flavor == "mpich":
             cmd = [self.mpiexec, "-n", str(nranks)]
             if backend == "pario":
                 cmd += ["-genv", "LD_PRELOAD", str(self.pario_library())]
+            for key, value in env.items():
+                cmd += ["-genv", key, str(value)]
             return cmd
         cmd = [self.mpiexec, "--oversubscribe", "--mca", "btl", "self,vader", "-n", str(nranks)]
         if os.geteuid() == 0:
@@ -110,6 +114,8 @@ class Mpi:
             cmd += ["--mca", "io", "ompio"]
         elif backend == "romio":
             cmd += ["--mca", "io", "romio321"]
+        for key, value in env.items():
+            cmd += ["-x", f"{key}={value}"]
         return cmd
 
 

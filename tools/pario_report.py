@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pario_gasbench
+import pario_testbed
 
 BENCH_KIND = "pario-bench"
 TRACE_KIND = "pario-trace"
@@ -87,10 +88,13 @@ def bench_header(doc):
     if doc.get("summary"):
         lines += [doc["summary"] + ".", ""]
     lines.append(f"Command: `{' '.join(doc.get('command', []))}`  ")
+    fs = m.get('filesystem', '?')
+    if doc.get("filesystem", {}).get("testbed"):
+        fs += f" ({pario_testbed.summary(doc['filesystem'])})"
     lines.append(f"{p.get('ranks')} ranks, {p.get('reps')} repetitions, size "
                  f"{p.get('size') or 'default'}; {m.get('cores')} cores ({m.get('cpu', '?')}), "
                  f"{m.get('mem_gib', '?')} GiB, {m.get('os', '?')}, file system "
-                 f"{m.get('filesystem', '?')}; {m.get('mpi', '?')}.  ")
+                 f"{fs}; {m.get('mpi', '?')}.  ")
     lines.append("MiB/s = bytes of all ranks / time of the slowest rank; median (min–max) over "
                  "repetitions. `limit`: one process, sequential pwrite/pread of the same bytes.")
     for b, s in doc.get("backends", {}).items():
@@ -182,8 +186,11 @@ def bench_plot(doc, png_path):
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=8)
     p = doc.get("params", {})
+    where = ""
+    if doc.get("filesystem", {}).get("testbed"):
+        where = f"\n{pario_testbed.summary(doc['filesystem'])}"
     fig.suptitle(f"pario bench {doc['scenario']}: {p.get('ranks')} ranks, median of "
-                 f"{p.get('reps')} (bars: min–max)", fontsize=10)
+                 f"{p.get('reps')} (bars: min–max){where}", fontsize=10)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)

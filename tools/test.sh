@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
+# The network file system test bed's test (label testbed) skips itself when
+# GlusterFS is missing; installing it is not a reason to fail.
+bash tools/deps.sh testbed ||
+  echo "tools/test.sh: GlusterFS could not be installed: the testbed tests will be skipped" >&2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 jobs=$(nproc)

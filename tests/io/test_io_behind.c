@@ -18,7 +18,7 @@
  *   - collective reads are each rank's own (no message): the bytes and the
  *     count at end of file are right, with romio_cb_read=enable (two-phase)
  *     alike; a bad argument fails only its rank;
- *   - get_info reports the hint. */
+ *   - get_info reports the hints (pario_cb_write_behind and its delay). */
 #include <string.h>
 #include <unistd.h>
 #include "io_test.h"
@@ -273,7 +273,11 @@ static void test_direct_reads(void) {
 static void test_hint_reported(void) {
     pario_file *fh = open_with(ptest_path("behind-hint"), "pario_cb_write_behind", "disable");
     PT_CHECK(iot_hint_is(fh, "pario_cb_write_behind", "disable"));
+    PT_CHECK(iot_hint_is(fh, "pario_cb_write_behind_delay", "1000"));
     pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    fh = open_with(ptest_path("behind-hint"), "pario_cb_write_behind_delay", "250");
+    PT_CHECK(iot_hint_is(fh, "pario_cb_write_behind_delay", "250"));
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 

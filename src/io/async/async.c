@@ -65,9 +65,12 @@ static void *async_main(void *arg) {
         pthread_mutex_unlock(&a->lock);
         request_run(a, r);
         pthread_mutex_lock(&a->lock);
+        /* Read before done is set: from then on the owner may free r
+         * (pario_request_wait sees done without taking the lock). */
+        int detached = r->detached;
         atomic_store(&r->done, 1);
         a->unfinished--;
-        if (r->detached)
+        if (detached)
             free(r);
         pthread_cond_broadcast(&a->finished);
     }

@@ -19,23 +19,37 @@
  * (sync, close, set_view, set_size, preallocate, set_info, set_atomicity, a
  * collective access that is not kept), where the outcome is agreed. MPI's
  * nonatomic mode promises other ranks a write only after sync or close.
+ * Kept bytes do not wait for that, however: a thread of the process (the
+ * flusher) writes the pieces of finished calls within
+ * pario_cb_write_behind_delay, so a program killed then loses none, and
+ * MPI_Finalize writes those of files never closed (io/file/registry.c).
  *
  * The window outlives the file: it is parked on the program's communicator
  * (an attribute) and taken again by the next file opened on it.
  *
  * What changes for the program: a kept call checks its arguments on its own
- * rank only (a bad argument fails that rank; the others' parts are kept),
- * and a failure to write kept bytes is reported by the call that wrote them
- * and by the next collective point, naming the file. Overlapping writes of
- * different ranks land in call order when they reach the file together, in
- * an unspecified order otherwise (MPI leaves that undefined without sync).
+ * rank only (a bad argument fails that rank; the others' parts are kept).
+ * Storing kept bytes is write-behind, like POSIX write-back where fsync and
+ * close report ENOSPC: a kept call never returns a failure to store them,
+ * whichever rank met it (it met it writing pieces of any rank, or this
+ * rank's own part written at once). The first such failure is recorded in
+ * the window, naming the file and the cause, and the next collective point
+ * reports it on every rank, where the outcome is agreed anyway; so no rank
+ * leaves the calls the others go on making. No rank waits for another
+ * beyond a short bound either (make_room). An independent access, get_size
+ * or a seek from the end that writes the rank's own pieces first reports a
+ * failure there too. Overlapping writes of different ranks land in call
+ * order when they reach the file together, in an unspecified order
+ * otherwise (MPI leaves that undefined without sync).
  * pario_cb_write_behind=disable turns all this off. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -58,6 +72,13 @@
  * 3007, 3954 and 3902. hard-coll (47,008 B, never well-formed): kept 2493
  * and 2767, written at once 1973 and 1913. */
 #define LOG_KEEP_MAX ((int64_t)32 << 10)
+/* How long a rank whose half is full waits for slower ranks to finish their
+ * earlier calls before it writes its own pieces alone (make_room). Waiting
+ * is what lets a call's pieces reach the file together, so it must outlast
+ * a rank merely waiting for a processor: several scheduler time slices. In
+ * pario bench ior (strided-4k-coll and hard-coll, 4 ranks on 2 cores busy
+ * with other work, 5 repetitions) no rank ever waited that long. */
+#define LOG_WAIT_NS ((int64_t)20 * 1000 * 1000)
 
 /* A kept piece: file extent, the collective call it came from, where its
  * bytes are in the slice's data. */
@@ -93,7 +114,12 @@ struct log_window {
     int64_t in_half;   /* pieces in it */
     int64_t end_of[2]; /* pieces committed when each half was last filled */
     int64_t calls;     /* collective writes kept or considered with this window */
-    coll_piece *all;   /* room for every rank's pieces when writing them */
+    coll_piece *all;   /* room for every rank's pieces when writing them (lock held) */
+    /* pario_cb_write_behind_delay of the latest kept call, for the flusher */
+    _Atomic int64_t delay_ms;
+    /* The flusher's own: the calls every rank had finished at its last tick,
+     * and when that was (ns, monotonic clock). */
+    int64_t aged, ticked_at;
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
@@ -113,6 +139,12 @@ static log_piece *pieces_of(const log_window *w, int r) {
 
 static char *data_of(const log_window *w, int r) {
     return w->slice[r] + sizeof(slice_head) + LOG_PIECES * sizeof(log_piece);
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 /* ---- the window ---------------------------------------------------------------------- */
@@ -199,9 +231,10 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
 /* ---- the cache on the program's communicator --------------------------------------- */
 
 /* Process-wide, like the datatype cache of io/flat: one keyval made on first
- * use, and whether MPI_Finalize has begun. MPI deletes MPI_COMM_SELF's
- * attributes first in MPI_Finalize and MPI_COMM_WORLD's after its windows
- * are gone, so a window still parked then is only forgotten. */
+ * use, and whether MPI_Finalize has begun (the registry of open files tells,
+ * io_coll_log_finalize). MPI deletes MPI_COMM_SELF's attributes first in
+ * MPI_Finalize and MPI_COMM_WORLD's after its windows are gone, so a window
+ * still parked then is only forgotten. */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_keyval = MPI_KEYVAL_INVALID;
 static atomic_int finalizing;
@@ -229,20 +262,8 @@ static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     return MPI_SUCCESS;
 }
 
-static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
-    (void)keyval;
-    (void)value;
-    (void)extra;
-    atomic_store(&finalizing, 1);
-    return MPI_SUCCESS;
-}
-
 static void cache_keyval_create(void) {
-    int self_keyval = MPI_KEYVAL_INVALID;
-    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_begins, &self_keyval, NULL) !=
-            MPI_SUCCESS ||
-        MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL) != MPI_SUCCESS)
+    if (!io_files_watch_finalize())
         return; /* without the warning, windows are never parked */
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
 }
@@ -279,11 +300,11 @@ static int by_call(const void *a, const void *b) {
 /* Write n pieces: sorted by offset, one pwritev per run of adjacent ones;
  * when two overlap, one by one in the order of their calls (a later call's
  * bytes win). */
-static int write_sorted(pario_file *fh, coll_piece *p, int64_t n) {
+static int write_sorted(pario_file *fh, coll_piece *p, int64_t n, pario_error *err) {
     int overlap = coll_pieces_sort(p, n);
     if (overlap) /* stable enough: one rank's pieces of one call never overlap */
         qsort(p, (size_t)n, sizeof *p, by_call);
-    return coll_pieces_write(fh, p, n, !overlap);
+    return coll_pieces_write(fh, p, n, !overlap, err);
 }
 
 /* The collective writes every rank has finished: all their pieces are
@@ -298,14 +319,27 @@ static int64_t calls_done_by_all(const log_window *w) {
     return d;
 }
 
-/* With the lock held: write the published, unwritten pieces of the calls
- * every rank has finished, so that each call's pieces reach the file
- * together and coalesce into long runs; with mine_all, also every piece of
- * this rank (it must read its own writes). Pieces count as written even
- * when writing failed (the failure is recorded for the next collective
- * point), so no piece is written twice. */
-static int write_published(pario_file *fh, log_window *w, int mine_all) {
-    int64_t upto[LOG_MAX_RANKS], n = 0, limit = calls_done_by_all(w);
+/* With the lock held: the first failure to store kept bytes since the last
+ * collective point (err holds its message, which names the file and the
+ * cause), for that point to report on every rank. */
+static void record_failure(log_window *w, int rc, const pario_error *err) {
+    slice_head *h0 = head_of(w, 0);
+    if (rc != PARIO_OK && !h0->failed) {
+        h0->failed = rc;
+        snprintf(h0->msg, sizeof h0->msg, "%s", err->msg);
+    }
+}
+
+/* With the lock held: write the published, unwritten pieces of the calls up
+ * to limit (calls every rank has finished), so that each call's pieces reach
+ * the file together and coalesce into long runs; with mine_all, also every
+ * piece of this rank (it must read its own writes, or cannot wait). Each
+ * rank's pieces go in call order: a write takes a prefix of its ring. Pieces
+ * count as written even when writing failed (the failure is recorded for the
+ * next collective point), so no piece is written twice. */
+static int write_published(pario_file *fh, log_window *w, int64_t limit, int mine_all,
+                           pario_error *err) {
+    int64_t upto[LOG_MAX_RANKS], n = 0;
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
@@ -317,26 +351,139 @@ static int write_published(pario_file *fh, log_window *w, int mine_all) {
         }
         upto[r] = i;
     }
-    int rc = write_sorted(fh, w->all, n);
+    int rc = write_sorted(fh, w->all, n, err);
     for (int r = 0; r < w->nranks; r++) /* the owner may fill their half again */
         atomic_store_explicit(&head_of(w, r)->consumed, upto[r], memory_order_release);
-    slice_head *h0 = head_of(w, 0);
-    if (rc != PARIO_OK && !h0->failed) {
-        h0->failed = rc;
-        snprintf(h0->msg, sizeof h0->msg, "%s", fh->last.msg);
-    }
+    record_failure(w, rc, err);
     return rc;
 }
 
 static int write_all_published(pario_file *fh, log_window *w, int mine_all) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w, mine_all);
+    int rc = write_published(fh, w, calls_done_by_all(w), mine_all, &fh->last);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
 }
 
 int io_coll_log_write_own(pario_file *fh) {
     return fh->log ? write_all_published(fh, fh->log, 1) : PARIO_OK;
+}
+
+/* ---- the flusher ------------------------------------------------------------------------ */
+
+/* One thread per process writes, every half pario_cb_write_behind_delay,
+ * the kept pieces of the calls every rank had finished when it last looked
+ * at the window: the bytes of a finished collective write reach the
+ * operating system within the delay even if the program makes no further
+ * call (a program killed then loses none of them), while a stream of small
+ * calls still coalesces (its calls make room for themselves much sooner).
+ * Writing every rank's pieces up to one call keeps calls in order, as any
+ * writer of finished calls does. It is one more such writer, under the
+ * window's lock, like another rank: it makes no MPI call (the program may
+ * run at MPI_THREAD_SINGLE), fills its own error record (failures go to the
+ * window's record, as any writer's do) and reads the delay the latest kept
+ * call stored, not the hints. It walks the registry of open files holding
+ * it, so no file closes and no window is replaced under it. Started on
+ * first use of a window, stopped and joined when MPI_Finalize begins.
+ * Process-wide state, guarded by flusher.lock. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* poked (a window new to a file, a delay changed) or stop */
+    pthread_t thread;
+    int started, poked, stop;
+} flusher = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+typedef struct flusher_pass {
+    int64_t now, next; /* ns, monotonic: this pass, the earliest tick due next */
+    pario_error err;   /* the flusher's own record */
+} flusher_pass;
+
+/* With the registry held: a tick of this file's window, when due. */
+static void flusher_tick(pario_file *fh, void *arg) {
+    flusher_pass *p = arg;
+    log_window *w = fh->log;
+    if (!w)
+        return;
+    int64_t half = atomic_load_explicit(&w->delay_ms, memory_order_relaxed) * 500000;
+    if (p->now >= w->ticked_at + half) {
+        int64_t limit = w->aged;
+        w->aged = calls_done_by_all(w);
+        w->ticked_at = p->now;
+        pthread_mutex_lock(&head_of(w, 0)->lock);
+        write_published(fh, w, limit, 0, &p->err);
+        pthread_mutex_unlock(&head_of(w, 0)->lock);
+    }
+    if (w->ticked_at + half < p->next)
+        p->next = w->ticked_at + half;
+}
+
+/* With flusher.lock held: wait until `until` (INT64_MAX: no window to look
+ * at), a poke or stop. The condition variable runs on the realtime clock. */
+static void flusher_sleep(int64_t until) {
+    if (flusher.stop || flusher.poked)
+        return;
+    if (until == INT64_MAX) {
+        pthread_cond_wait(&flusher.wake, &flusher.lock);
+        return;
+    }
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    int64_t at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (until - now_ns());
+    t = (struct timespec){at / 1000000000, at % 1000000000};
+    pthread_cond_timedwait(&flusher.wake, &flusher.lock, &t);
+}
+
+static void *flusher_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&flusher.lock);
+    while (!flusher.stop) {
+        flusher.poked = 0;
+        pthread_mutex_unlock(&flusher.lock);
+        flusher_pass p = {now_ns(), INT64_MAX, {0}};
+        io_files_each(flusher_tick, &p);
+        pthread_mutex_lock(&flusher.lock);
+        flusher_sleep(p.next);
+    }
+    pthread_mutex_unlock(&flusher.lock);
+    return NULL;
+}
+
+/* With flusher.lock held. The thread blocks every signal: the program's
+ * signals go to its own threads, and a write past RLIMIT_FSIZE fails with
+ * EFBIG here instead of killing the process. */
+static void flusher_start(void) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    flusher.started = pthread_create(&flusher.thread, NULL, flusher_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The flusher keeps w's delay: this call's hint (set_info may change it).
+ * A window new to its file or a changed delay starts the flusher, or makes
+ * it look again: it sleeps while no open file has a window. */
+static void flusher_note(log_window *w, int64_t ms, int new_to_file) {
+    if (!new_to_file && atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
+        return;
+    atomic_store_explicit(&w->delay_ms, ms, memory_order_relaxed);
+    pthread_mutex_lock(&flusher.lock);
+    if (!flusher.started && !flusher.stop)
+        flusher_start(); /* without it, kept bytes wait for the next collective point */
+    flusher.poked = 1;
+    pthread_cond_signal(&flusher.wake);
+    pthread_mutex_unlock(&flusher.lock);
+}
+
+void io_coll_log_finalize(void) {
+    atomic_store(&finalizing, 1);
+    pthread_mutex_lock(&flusher.lock);
+    int started = flusher.started;
+    flusher.stop = 1;
+    flusher.started = 0;
+    pthread_cond_signal(&flusher.wake);
+    pthread_mutex_unlock(&flusher.lock);
+    if (started)
+        pthread_join(flusher.thread, NULL);
 }
 
 /* ---- the call ------------------------------------------------------------------------- */
@@ -371,55 +518,99 @@ static int64_t slice_cap(const pario_file *fh) {
     return all / fh->nranks / 64 * 64;
 }
 
-/* Collective (every rank keeps the same calls): this file's window, taken
- * from the communicator's cache when one of the right size is parked there,
- * else made (and a parked one of another size dropped). */
-static log_window *log_get(pario_file *fh) {
-    int64_t cap = slice_cap(fh);
-    if (fh->log && fh->log->cap == cap)
-        return fh->log;
+/* This file's window, out of the flusher's sight: it reads fh->log with the
+ * registry of open files held, so none changes under it. */
+static log_window *log_take(pario_file *fh) {
+    io_files_lock();
+    log_window *w = fh->log;
+    fh->log = NULL;
+    io_files_unlock();
+    return w;
+}
+
+static void log_show(pario_file *fh, log_window *w) {
+    io_files_lock();
+    fh->log = w;
+    io_files_unlock();
+}
+
+/* Collective: a window of cap bytes per slice, taken from the
+ * communicator's cache when one of that size is parked there, else made
+ * (and a parked one of another size dropped). */
+static log_window *window_for(pario_file *fh, int64_t cap) {
     log_cache *c = fh->log_cache;
-    io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+    log_window *w = NULL;
     if (c && c->idle && c->idle->cap == cap) {
-        fh->log = c->idle;
+        w = c->idle;
         c->idle = NULL;
-        return fh->log;
+        return w;
     }
     if (c && c->idle) {
         window_free(c->idle);
         c->idle = NULL;
     }
-    if (window_new(fh->comm, cap, &fh->log) != PARIO_OK)
+    if (window_new(fh->comm, cap, &w) != PARIO_OK)
         fh->log_failed = 1; /* the same on every rank: keep nothing on this file */
-    return fh->log;
+    return w;
+}
+
+/* Collective (every rank keeps the same calls): this file's window, of the
+ * size the hints give; the flusher learns the delay of this call. */
+static log_window *log_get(pario_file *fh) {
+    int64_t cap = slice_cap(fh);
+    log_window *w = fh->log;
+    int new_to_file = !w || w->cap != cap;
+    if (new_to_file) {
+        io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+        w = window_for(fh, cap);
+        log_show(fh, w);
+    }
+    if (w)
+        flusher_note(w, fh->hints.cb_write_behind_delay, new_to_file);
+    return w;
 }
 
 /* Room for total bytes in the half this rank fills. When it lacks it, the
  * rank goes on in its other half once that half's pieces are written: it
  * writes the finished calls' pieces itself whenever nobody else is writing,
- * and otherwise yields its processor to the ranks it waits for. It waits
- * only for calls before the current one, which every rank finishes without
- * this rank's help (collective calls may synchronise), and a half holds
- * many calls, so the ranks drift apart by at most half a slice. */
-static int make_room(pario_file *fh, log_window *w, int64_t total) {
+ * and otherwise yields its processor to the ranks it waits for. Those are
+ * calls before its current one and a half holds many calls, so while all
+ * ranks make the same calls they drift apart by at most half a slice, and
+ * each call's pieces reach the file together. But a rank may be elsewhere
+ * for long (computing, waiting for a message from this rank, on an error
+ * path): after LOG_WAIT_NS this rank writes all of its own pieces alone,
+ * which needs nobody. Its pieces still reach the file in call order (every
+ * write takes a prefix of each rank's ring, and overlapping pieces of one
+ * write go in call order), so its later calls still win over its earlier
+ * ones; what changes is that a piece of another rank's earlier call may now
+ * land after one of these it overlaps. Overlapping writes of different
+ * ranks are undefined in MPI without sync, so that is allowed. A failure is
+ * recorded for the next collective point, not returned: the other ranks'
+ * calls succeed, and every rank must learn of it at the same point. */
+static void make_room(pario_file *fh, log_window *w, int64_t total) {
     if (w->pos + total <= w->cap / 2 && w->in_half < LOG_PIECES / 2)
-        return PARIO_OK;
+        return;
     slice_head *mine = head_of(w, w->rank), *h0 = head_of(w, 0);
-    int rc = PARIO_OK, other = 1 - w->half, tried = 0;
-    while (!tried ||
-           atomic_load_explicit(&mine->consumed, memory_order_acquire) < w->end_of[other]) {
-        if (tried)
-            sched_yield();
-        tried = 1;
+    int other = 1 - w->half;
+    int64_t give_up = -1;
+    for (;;) {
         if (pthread_mutex_trylock(&h0->lock) == 0) {
-            int wrc = write_published(fh, w, 0);
-            rc = rc != PARIO_OK ? rc : wrc;
+            write_published(fh, w, calls_done_by_all(w), 0, &fh->last);
             pthread_mutex_unlock(&h0->lock);
         }
+        if (atomic_load_explicit(&mine->consumed, memory_order_acquire) >= w->end_of[other])
+            break;
+        int64_t now = now_ns();
+        if (give_up < 0)
+            give_up = now + LOG_WAIT_NS;
+        else if (now >= give_up) {
+            write_all_published(fh, w, 1);
+            break;
+        }
+        sched_yield();
     }
     w->half = other;
     w->pos = w->in_half = 0;
-    return rc;
 }
 
 /* Copy the part into the slice and publish it. */
@@ -453,32 +644,45 @@ static int worth_keeping(const pario_file *fh, const log_window *w, int64_t off,
 }
 
 /* This rank's part of call seq: kept, or written now when it is too large
- * to keep (or there is no window). */
+ * to keep. Like kept pieces, a part written now reports its failure at the
+ * next collective point, on every rank: returned here it would reach this
+ * rank only, which would then leave the calls the others go on making. */
 static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, const void *buf,
                       MPI_Count count, const flat_type *mt, int64_t total, int64_t *moved) {
     int64_t off = 0;
     int rc = view_byte_of_pos(&fh->view, pos, &off);
-    if (rc == PARIO_OK && w && worth_keeping(fh, w, off, total)) {
-        rc = make_room(fh, w, total);
-        if (rc == PARIO_OK)
-            rc = keep(w, off, seq, buf, count, mt, total);
+    if (rc != PARIO_OK)
+        return rc;
+    if (worth_keeping(fh, w, off, total)) {
+        make_room(fh, w, total);
+        rc = keep(w, off, seq, buf, count, mt, total);
         *moved = rc == PARIO_OK ? total : 0;
         return rc;
     }
-    if (rc == PARIO_OK) /* after this rank's kept pieces */
-        rc = io_coll_log_write_own(fh);
-    return rc == PARIO_OK ? io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved) : rc;
+    io_coll_log_write_own(fh); /* its kept pieces first; a failure is recorded */
+    rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
+    if (rc != PARIO_OK) {
+        pthread_mutex_lock(&head_of(w, 0)->lock);
+        record_failure(w, rc, &fh->last);
+        pthread_mutex_unlock(&head_of(w, 0)->lock);
+    }
+    *moved = total;
+    return PARIO_OK;
 }
 
 int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
                       const flat_type *mt, int64_t total, int64_t *moved) {
     fh->log_pending = 1; /* every rank: the next collective point writes the slices */
     log_window *w = log_get(fh);
-    int64_t seq = w ? ++w->calls : 0; /* the same on every rank */
+    if (!w) { /* no window (on any rank): written at once, the outcome agreed */
+        if (rc == PARIO_OK && total > 0)
+            rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
+        return io_agree(fh->comm, rc, &fh->last);
+    }
+    int64_t seq = ++w->calls; /* the same on every rank */
     if (rc == PARIO_OK && total > 0)
         rc = write_part(fh, w, seq, pos, buf, count, mt, total, moved);
-    if (w)
-        atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
+    atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
     return rc;
 }
 
@@ -519,11 +723,11 @@ int io_coll_log_flush(pario_file *fh) {
 
 void io_coll_log_release(pario_file *fh) {
     log_cache *c = fh->log_cache;
-    if (fh->log && c && c->attached && !c->idle)
-        c->idle = fh->log; /* parked for the next file on the communicator */
+    log_window *w = log_take(fh);
+    if (w && c && c->attached && !c->idle)
+        c->idle = w; /* parked for the next file on the communicator */
     else
-        window_free(fh->log);
-    fh->log = NULL;
+        window_free(w);
 }
 
 void io_coll_log_detach(pario_file *fh) {

@@ -29,6 +29,9 @@ struct log_cache *io_coll_log_cache(MPI_Comm comm);
 void io_coll_log_release(pario_file *fh);
 /* Collective, at close: release the window and the reference to the cache. */
 void io_coll_log_detach(pario_file *fh);
+/* MPI_Finalize has begun (not collective): windows still parked are MPI's
+ * to tear down. */
+void io_coll_log_finalize(void);
 
 /* Average block size of a file view with holes under which a collective
  * write on one node is every rank's own (sieved) write rather than two-phase:

@@ -13,15 +13,15 @@ typedef struct coll_range {
 /* The aggregators and the file domain each one owns. */
 typedef struct coll_plan {
     int naggr;
-    int *aggr;           /* rank of aggregator i */
-    int64_t *dom_start;  /* domain i is [dom_start[i], dom_end[i]) */
+    int *aggr;          /* rank of aggregator i */
+    int64_t *dom_start; /* domain i is [dom_start[i], dom_end[i]) */
     int64_t *dom_end;
     int64_t unit;        /* stripe unit: windows start at multiples of it */
     int64_t cycle_bytes; /* window of one aggregator per cycle */
     int halved;          /* pipelined cycles: two windows of cb_buffer_size / 2, one
                             exchanged while the file is accessed through the other */
     int64_t ncycles;
-    int my_aggr;         /* index of this rank among aggregators, or -1 */
+    int my_aggr; /* index of this rank among aggregators, or -1 */
 } coll_plan;
 
 /* Ranks whose ranges overlap or interleave need aggregation; so does any
@@ -60,14 +60,18 @@ typedef struct coll_piece {
 /* Sort n pieces by offset (then call); 1 when two of them overlap. */
 int coll_pieces_sort(coll_piece *p, int64_t n);
 /* Write n pieces in their order (under the byte-range lock while some rank
- * may sieve); with join, one pwritev per run of adjacent pieces. */
-int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join);
+ * may sieve); with join, one pwritev per run of adjacent pieces. Failures
+ * are recorded in err. */
+int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, pario_error *err);
 
 /* Whether this collective write is kept in the rank's log (behind.c): the
  * same answer on every rank (hints, mode and the views agreed at set_view). */
 int coll_behind_applies(const pario_file *fh, int write);
 /* Keep this rank's part (rc: its verdict on the arguments, not shared) in
- * its log, or write it now when it does not fit. No communication. */
+ * its log, or write it now when it does not fit. No communication; returns
+ * rc only: a failure to store the part is reported by the next collective
+ * point, on every rank. (When no window can be made, on every rank alike,
+ * the part is written now and the outcome agreed.) */
 int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
                       const flat_type *mt, int64_t total, int64_t *moved);
 

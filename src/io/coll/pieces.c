@@ -23,7 +23,7 @@ int coll_pieces_sort(coll_piece *p, int64_t n) {
     return 0;
 }
 
-int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join) {
+int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, pario_error *err) {
     struct iovec iov[PIECES_IOV];
     int rc = PARIO_OK;
     for (int64_t i = 0; i < n && rc == PARIO_OK;) {
@@ -33,7 +33,7 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join) 
             iov[niov++] = (struct iovec){p[i].data, (size_t)p[i].len};
             end += p[i++].len;
         } while (join && i < n && niov < PIECES_IOV && p[i].off == end);
-        rc = io_write_iov(fh, iov, niov, off, end - off);
+        rc = io_write_iov(fh, iov, niov, off, end - off, err);
     }
     return rc;
 }

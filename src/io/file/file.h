@@ -62,14 +62,30 @@ struct pario_file {
     int64_t write_call_bytes; /* in effect for sieving: the hint, else costs (settle) */
     int64_t read_call_bytes;
     io_view view;
-    MPI_Offset fp;          /* individual file pointer, in etypes of the view */
-    int atomic;             /* atomic mode (set_atomicity) */
-    pario_error last;       /* last failure on this file */
-    io_scratch scratch;     /* buffers reused by data access on this file */
-    MPI_Win shared_win;     /* the shared file pointer: one int64 on rank 0 */
-    void *shared_mem;       /* its memory when MPI could not allocate the window itself */
-    struct io_async *async; /* background thread of nonblocking access (io/async) */
+    MPI_Offset fp;                /* individual file pointer, in etypes of the view */
+    int atomic;                   /* atomic mode (set_atomicity) */
+    pario_error last;             /* last failure on this file */
+    io_scratch scratch;           /* buffers reused by data access on this file */
+    MPI_Win shared_win;           /* the shared file pointer: one int64 on rank 0 */
+    void *shared_mem;             /* its memory when MPI could not allocate the window itself */
+    struct io_async *async;       /* background thread of nonblocking access (io/async) */
+    struct pario_file *next_open; /* the registry of open files (registry.c) */
 };
+
+/* The registry of files open in this process (registry.c): a file is in it
+ * from the end of a successful open to the start of its close. */
+void io_files_add(pario_file *fh);
+void io_files_remove(pario_file *fh);
+/* Calls fn for every open file with the registry held: meanwhile no file is
+ * closed, and no file's kept-write window replaced. */
+void io_files_each(void (*fn)(pario_file *fh, void *arg), void *arg);
+/* Hold the registry while changing what a walk reads of an open file. */
+void io_files_lock(void);
+void io_files_unlock(void);
+/* Whether MPI_Finalize will finish every open file's nonblocking accesses
+ * and write its kept collective writes: sets, once, the attribute of
+ * MPI_COMM_SELF whose deletion does that. */
+int io_files_watch_finalize(void);
 
 /* Shared file pointer window: created by open, freed by close (collective). */
 int io_shared_create(pario_file *fh, int64_t initial, pario_error *err);

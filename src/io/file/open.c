@@ -172,6 +172,8 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         file_free(fh);
         return rc;
     }
+    io_files_watch_finalize();
+    io_files_add(fh);
     *out = fh;
     return PARIO_OK;
 }
@@ -181,6 +183,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     pario_file *fh = pfh ? *pfh : NULL;
     if (!fh)
         return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
+    io_files_remove(fh);             /* first: nothing walks the file while it closes */
     io_async_stop(fh);               /* pending nonblocking accesses finish first */
     int lrc = io_coll_log_flush(fh); /* then the kept collective writes (agreed) */
     io_shared_free(fh);

@@ -36,6 +36,13 @@
  * only when asked (pario_prealloc_writes=enable): on a network file system
  * each reservation may be a round trip to a server. */
 #define IO_PREALLOC_MIN ((int64_t)256 << 10)
+/* Milliseconds within which the kept bytes of a collective write every rank
+ * has finished reach the operating system, even when the program makes no
+ * further call (io/coll/behind.c): a program killed then loses none of them.
+ * A background thread writes them every half of it; waiting lets a stream of
+ * small calls coalesce into long runs first, and calls in a stream make room
+ * for themselves much sooner anyway. */
+#define IO_DEFAULT_BEHIND_DELAY 1000
 /* Aggregators per node by default: copying into the page cache scales with
  * the cores of a node, so one aggregator per node (ROMIO's default) leaves
  * most of a node's memory bandwidth unused; more than a few adds exchange
@@ -54,6 +61,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
         nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:%d", IO_AGGREGATORS_PER_NODE);
     h->cb_read = h->cb_write = h->cb_read_pipeline = h->cb_write_behind = IO_AUTOMATIC;
+    h->cb_write_behind_delay = IO_DEFAULT_BEHIND_DELAY;
     h->prealloc_writes = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
     h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
@@ -167,6 +175,9 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_switch(val, &h->cb_read_pipeline);
     else if (!strcmp(key, "pario_cb_write_behind"))
         parse_switch(val, &h->cb_write_behind);
+    else if (!strcmp(key, "pario_cb_write_behind_delay") && parse_positive(val, &n) &&
+             n <= INT32_MAX)
+        h->cb_write_behind_delay = n;
     else if (!strcmp(key, "pario_prealloc_writes"))
         parse_switch(val, &h->prealloc_writes);
     else if (!strcmp(key, "romio_ds_read"))
@@ -232,13 +243,24 @@ static void apply_hints_file(io_hints *h, const char *path) {
     fclose(f);
 }
 
-static const char *const hint_keys[] = {
-    "cb_buffer_size",         "pario_cb_cycle_size",   "cb_nodes",
-    "cb_config_list",         "romio_cb_read",         "romio_cb_write",
-    "romio_ds_read",          "romio_ds_write",        "ind_rd_buffer_size",
-    "ind_wr_buffer_size",     "striping_unit",         "striping_factor",
-    "pario_cb_read_pipeline", "pario_cb_write_behind", "pario_prealloc_writes",
-    "pario_write_call_bytes", "pario_read_call_bytes"};
+static const char *const hint_keys[] = {"cb_buffer_size",
+                                        "pario_cb_cycle_size",
+                                        "cb_nodes",
+                                        "cb_config_list",
+                                        "romio_cb_read",
+                                        "romio_cb_write",
+                                        "romio_ds_read",
+                                        "romio_ds_write",
+                                        "ind_rd_buffer_size",
+                                        "ind_wr_buffer_size",
+                                        "striping_unit",
+                                        "striping_factor",
+                                        "pario_cb_read_pipeline",
+                                        "pario_cb_write_behind",
+                                        "pario_prealloc_writes",
+                                        "pario_cb_write_behind_delay",
+                                        "pario_write_call_bytes",
+                                        "pario_read_call_bytes"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -296,6 +318,8 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
     MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
+    snprintf(v, sizeof v, "%lld", (long long)h->cb_write_behind_delay);
+    MPI_Info_set(*info, "pario_cb_write_behind_delay", v);
     MPI_Info_set(*info, "pario_prealloc_writes", switch_name(h->prealloc_writes));
     MPI_Info_set(*info, "romio_ds_read", switch_name(h->ds_read));
     MPI_Info_set(*info, "romio_ds_write", switch_name(h->ds_write));

@@ -25,6 +25,9 @@ typedef struct io_hints {
     io_switch cb_read, cb_write; /* romio_cb_read / romio_cb_write */
     io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: prefetch the next read cycle */
     io_switch cb_write_behind;   /* pario_cb_write_behind: keep small collective writes */
+    /* pario_cb_write_behind_delay: ms within which the kept bytes of a collective write
+     * every rank finished are written */
+    int64_t cb_write_behind_delay;
     io_switch prealloc_writes;   /* pario_prealloc_writes: reserve a write's blocks first */
     io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
     int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */

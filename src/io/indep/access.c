@@ -240,13 +240,14 @@ static int plain_writes_lock(const pario_file *fh) {
     return fh->nranks > 1 && fh->sieve_writers;
 }
 
-int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len) {
+int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len,
+                 pario_error *err) {
     int locking = plain_writes_lock(fh);
-    int rc = locking ? fh->io.drv->lock(&fh->io, off, len, 1, &fh->last) : PARIO_OK;
+    int rc = locking ? fh->io.drv->lock(&fh->io, off, len, 1, err) : PARIO_OK;
     if (rc != PARIO_OK)
         return rc;
-    rc = fh->io.drv->pwritev(&fh->io, iov, niov, off, &fh->last);
-    int urc = locking ? fh->io.drv->unlock(&fh->io, off, len, &fh->last) : PARIO_OK;
+    rc = fh->io.drv->pwritev(&fh->io, iov, niov, off, err);
+    int urc = locking ? fh->io.drv->unlock(&fh->io, off, len, err) : PARIO_OK;
     return rc != PARIO_OK ? rc : urc;
 }
 

@@ -19,7 +19,10 @@ int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count 
 
 /* Write niov adjacent buffers (len bytes in all) at file offset off, under
  * the byte-range lock while some rank may sieve a write (fh->sieve_writers),
- * so that its read-modify-write cannot undo these bytes. */
-int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len);
+ * so that its read-modify-write cannot undo these bytes. Failures are
+ * recorded in err (fh->last, or the record of a thread that must not touch
+ * it). */
+int io_write_iov(pario_file *fh, const struct iovec *iov, int niov, int64_t off, int64_t len,
+                 pario_error *err);
 
 #endif

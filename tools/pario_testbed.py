@@ -1,0 +1,128 @@
+"""The network file system test bed (tools/testbed.sh) as `pario run` and `pario bench`
+use it: a GlusterFS volume served from a network namespace, one FUSE client mount per
+simulated node, and a per-rank wrapper that gives every rank its node's mount at the
+common path.
+
+A run on K nodes with N ranks puts ranks [k*N/K, (k+1)*N/K) on node k: the wrapper
+binds that node's mount over the common path, and PARIO_NODE_SIZE=N/K tells pario the
+same split.
+"""
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pario_env
+
+CACHE_MODES = ("off", "nfslike")
+DEFAULT_NODES = 2
+SCRIPT_NAME = "testbed.sh"
+
+
+def find_script(build_dir=None):
+    """tools/testbed.sh: beside this module (run from tools/) or in the build's sources."""
+    candidates = [Path(__file__).resolve().parent / SCRIPT_NAME]
+    if build_dir:
+        source = pario_env.read_cmake_cache(build_dir).get("pario_SOURCE_DIR")
+        if source:
+            candidates.append(Path(source) / "tools" / SCRIPT_NAME)
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise pario_env.SetupError(f"{SCRIPT_NAME} not found (looked in "
+                               f"{', '.join(str(c.parent) for c in candidates)})")
+
+
+class Testbed:
+    """One test bed instance: its state, bringing it up, and the per-rank wrapper."""
+
+    def __init__(self, script):
+        self.script = Path(script)
+
+    def command(self, verb, *args):
+        return ["bash", str(self.script), verb, *args]
+
+    def status(self):
+        """The TB_* variables of `testbed.sh status --env`, without the prefix, lower case."""
+        proc = subprocess.run(self.command("status", "--env"), capture_output=True, text=True)
+        state = {}
+        for line in proc.stdout.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.startswith("TB_"):
+                state[key[3:].lower()] = value
+        if "status" not in state:
+            raise pario_env.SetupError(f"{self.script} status failed: {proc.stderr.strip()}")
+        return state
+
+    @staticmethod
+    def fits(state, nodes, cache, delay_us):
+        return (state.get("status") == "up" and int(state.get("nodes", 0)) >= nodes and
+                state.get("cache") == cache and int(state.get("delay_us", -1)) == delay_us)
+
+    def up_command(self, nodes, cache, delay_us):
+        return self.command("up", "--nodes", str(nodes), "--cache", cache,
+                            "--delay-us", str(delay_us))
+
+    def ensure(self, nodes, cache, delay_us):
+        """Brings the test bed up with these knobs unless it already runs with them (or
+        with more nodes). Returns (state, what it was before: 'fits', 'down' or
+        'other')."""
+        state = self.status()
+        if self.fits(state, nodes, cache, delay_us):
+            return state, "fits"
+        before = "down" if state["status"] == "down" else "other"
+        cmd = self.up_command(nodes, cache, delay_us)
+        if os.geteuid() != 0:
+            raise pario_env.SetupError(
+                "the test bed is not up with these knobs and only root can bring it up: run\n"
+                f"  sudo {shlex.join(cmd)}")
+        print(f"pario: bringing the test bed up: {shlex.join(cmd)}", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, stdout=sys.stderr)
+        if proc.returncode != 0:
+            raise pario_env.SetupError(f"the test bed did not come up ({shlex.join(cmd)} exited "
+                                       f"with {proc.returncode})")
+        state = self.status()
+        if not self.fits(state, nodes, cache, delay_us):
+            raise pario_env.SetupError(f"the test bed is {state.get('status')} after "
+                                       f"{shlex.join(cmd)}")
+        return state, before
+
+    def down(self):
+        subprocess.run(self.command("down"), stdout=sys.stderr)
+
+    def wrapper(self, mnt, ranks_per_node):
+        """The command in front of each rank's program."""
+        return self.command("node", "--mnt", mnt, "--ranks-per-node", str(ranks_per_node), "--")
+
+
+def ranks_per_node(ranks, nodes):
+    """Ranks of each node; nodes must divide the ranks evenly."""
+    if nodes < 1 or ranks % nodes:
+        raise pario_env.SetupError(f"{ranks} ranks cannot be split evenly into {nodes} nodes")
+    return ranks // nodes
+
+
+def describe(state, nodes, ranks):
+    """The file system record of a result document."""
+    return {
+        "testbed": True,
+        "type": "glusterfs",
+        "version": state.get("gluster_version"),
+        "layout": f"distribute over {state.get('bricks')} bricks",
+        "transport": "TCP over a veth pair into a network namespace on the same machine",
+        "cache": state.get("cache"),
+        "delay_us": int(state.get("delay_us", 0)),
+        "nodes": nodes,
+        "ranks_per_node": ranks // nodes,
+        "client_mounts": int(state.get("nodes", nodes)),
+        "mount": state.get("mnt"),
+    }
+
+
+def summary(fs):
+    """One line for reports: 'GlusterFS test bed, 2 nodes x 2 ranks, cache off, no delay'."""
+    delay = f"{fs['delay_us']} µs delay per request" if fs.get("delay_us") else "no delay"
+    return (f"GlusterFS {fs.get('version') or ''} test bed".replace("  ", " ") +
+            f", {fs['nodes']} nodes x {fs['ranks_per_node']} ranks, cache {fs.get('cache')}, "
+            f"{delay}")
