@@ -59,8 +59,6 @@
 #define LOG_PIECES 4096
 /* Largest sum of all ranks' slices. */
 #define LOG_ALL_MAX ((int64_t)1 << 30)
-/* Most ranks that keep writes (each has a slice of the window). */
-#define LOG_MAX_RANKS 64
 /* Largest well-formed part kept (a part that starts and ends on stripe-unit
  * boundaries); a larger one is written at once by its rank, still without a
  * message, since its copy into the window costs about what its own pwrite
@@ -339,7 +337,7 @@ static void record_failure(log_window *w, int rc, const pario_error *err) {
  * next collective point), so no piece is written twice. */
 static int write_published(pario_file *fh, log_window *w, int64_t limit, int mine_all,
                            pario_error *err) {
-    int64_t upto[LOG_MAX_RANKS], n = 0;
+    int64_t upto[COLL_KEPT_MAX_RANKS], n = 0;
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
@@ -487,19 +485,6 @@ void io_coll_log_finalize(void) {
 }
 
 /* ---- the call ------------------------------------------------------------------------- */
-
-/* A collective access of this file needs no message: every rank's view is
- * one extent per call in a regular file, all ranks share one node's page
- * cache (aggregating could only cut system calls), not atomic mode. */
-static int message_free(const pario_file *fh) {
-    return fh->nranks > 1 && fh->nnodes == 1 && fh->plain_views && !fh->atomic;
-}
-
-int coll_behind_applies(const pario_file *fh, int write) {
-    return write && message_free(fh) && !(fh->amode & MPI_MODE_RDONLY) &&
-           fh->hints.cb_write == IO_AUTOMATIC && fh->hints.cb_write_behind != IO_DISABLE &&
-           fh->nranks <= LOG_MAX_RANKS && !fh->log_failed;
-}
 
 /* Data bytes of one slice. The whole window is two two-phase cycles
  * (pario_cb_cycle_size each, within cb_buffer_size), like an aggregator's
@@ -670,18 +655,18 @@ static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, c
     return PARIO_OK;
 }
 
-int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
-                      const flat_type *mt, int64_t total, int64_t *moved) {
+int coll_behind_write(coll_call *c, int rc) {
+    pario_file *fh = c->fh;
     fh->log_pending = 1; /* every rank: the next collective point writes the slices */
     log_window *w = log_get(fh);
     if (!w) { /* no window (on any rank): written at once, the outcome agreed */
-        if (rc == PARIO_OK && total > 0)
-            rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
+        if (rc == PARIO_OK && c->total > 0)
+            rc = io_access_flat(fh, 1, c->pos, c->buf, c->count, c->mt, &c->moved);
         return io_agree(fh->comm, rc, &fh->last);
     }
     int64_t seq = ++w->calls; /* the same on every rank */
-    if (rc == PARIO_OK && total > 0)
-        rc = write_part(fh, w, seq, pos, buf, count, mt, total, moved);
+    if (rc == PARIO_OK && c->total > 0)
+        rc = write_part(fh, w, seq, c->pos, c->buf, c->count, c->mt, c->total, &c->moved);
     atomic_store_explicit(&head_of(w, w->rank)->done, seq, memory_order_release);
     return rc;
 }

@@ -1,10 +1,11 @@
-/* Collective data access: decide between two-phase aggregation and
- * independent access, from everyone's access range and the hints. */
+/* Collective data access: the call goes the way route.c decides, first
+ * from the state every rank agreed on, then from every rank's range. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
+#include "io/coll/route.h"
 #include "io/indep/access.h"
 
 /* This rank's range. Reads are clipped at end of file first: data past it
@@ -27,19 +28,6 @@ static int my_range(pario_file *fh, int write, int64_t pos, int64_t *total, coll
         r->end += 1;
     }
     return rc;
-}
-
-static int aggregate(const pario_file *fh, int write, const coll_range *all) {
-    io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
-    if (sw == IO_DISABLE || fh->atomic) /* atomic mode: locked independent access */
-        return 0;
-    if (fh->nranks == 1) /* one rank has nobody to combine with: buffering only copies */
-        return 0;
-    if (sw == IO_ENABLE)
-        return 1;
-    if (write && fh->nnodes == 1 && fh->tiny_holes && fh->dense_views) /* COLL_TINY_BLOCK */
-        return 0;
-    return coll_should_aggregate(all, fh->nranks);
 }
 
 /* Online processors of this machine, counted once per process: the count
@@ -92,84 +80,88 @@ static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_ran
     return failed ? io_agree(fh->comm, rc, &fh->last) : PARIO_OK;
 }
 
-/* Every rank's range, through the funnel for small writes (which may
- * finish the call: *done), else through one allgather. *pipelined: whether
- * several cycles may overlap their file access with the exchange (writes
- * always; reads with a spare processor on every node). */
-static int gather_ranges(pario_file *fh, int rc, int write, int64_t pos, void *buf, MPI_Count count,
-                         const flat_type *mt, int64_t total, const coll_range *mine,
-                         coll_range *all, int *done, int *pipelined) {
-    *done = 0;
-    *pipelined = 1;
-    if (coll_small_eligible(fh, write))
-        return coll_small_write(fh, rc, pos, buf, count, mt, total, mine, all, done);
-    rc = share_ranges(fh, rc, mine, all, pipelined);
-    *pipelined |= write;
-    return rc;
-}
-
 /* Two-phase aggregation by the plan (rc: whether making it succeeded). */
-static int run_planned(pario_file *fh, coll_plan *plan, int rc, int write, int64_t pos, void *buf,
-                       MPI_Count count, MPI_Datatype type, int64_t total, int64_t *moved) {
+static int run_planned(coll_call *c, coll_plan *plan, int rc) {
+    pario_file *fh = c->fh;
     if (rc != PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: out of memory", write ? "write_all" : "read_all",
+        pario_fail(&fh->last, rc, "%s %s: out of memory", c->write ? "write_all" : "read_all",
                    fh->path);
-    rc = coll_twophase(fh, plan, rc, write, pos, buf, count, type, total);
+    rc = coll_twophase(c, plan, rc);
     coll_plan_free(plan);
     if (rc == PARIO_OK)
-        *moved = total;
+        c->moved = c->total;
     return rc;
 }
 
-/* Whether this collective read is every rank's own independent read (the
- * same answer on every rank): all ranks share one node's page cache, so
- * aggregating could only trade copies for fewer system calls, and each rank
- * reading its own blocks (sieved when that pays) moves each byte once.
- * Measured (pario bench noncontig and coll3d, 4 ranks on 2 cores, cached,
- * medians of 5, MiB/s, two-phase vs independent reads of the same views):
- * 8 B blocks interleaved in the file 113 vs 7156, 64 B 720 vs 10465, 4 KiB
- * 4120 vs 14196; the 3-D array 6340 vs 15186; from the device (durable), 8 B
- * 118 vs 1018, 4 KiB 922 vs 1098, the array 1609 vs 2319. Views that spread
- * their data thinner than COLL_MAX_SPREAD, romio_cb_read=enable and atomic
- * mode keep two-phase reads. Kept writes are flushed first. */
-static int each_rank_reads(const pario_file *fh, int write) {
-    return !write && fh->nranks > 1 && fh->nnodes == 1 && !fh->atomic && fh->dense_views &&
-           fh->hints.cb_read == IO_AUTOMATIC;
+/* This rank's part: its memory type decoded and its range (check: its
+ * verdict on the arguments; a failure is described in fh->last). */
+static int call_prepare(coll_call *c, int check) {
+    pario_file *fh = c->fh;
+    int rc = check;
+    if (rc == PARIO_OK && (rc = flat_get(c->type, &c->mt)) == PARIO_OK) {
+        c->total = (int64_t)c->count * c->mt->size;
+        rc = my_range(fh, c->write, c->pos, &c->total, &c->mine);
+    }
+    if (rc != PARIO_OK && fh->last.code == PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
+                   c->write ? "write_all" : "read_all", fh->path);
+    return rc;
 }
 
-int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
-                   MPI_Datatype type, int64_t *moved) {
-    const flat_type *mt = NULL;
-    int64_t total = 0;
-    coll_range mine = {0, 0, 0}, *all = fh->coll_ranges; /* allocated with the file */
-    *moved = 0;
-    int rc = check, done = 0, pipelined = 0, keep = coll_behind_applies(fh, write);
-    if (!keep) { /* kept writes reach the file first (and count for end of file) */
+/* Every rank's range, through the funnel (which may finish a small write
+ * itself) or one allgather; then the route the ranges call for. */
+static int run_by_ranges(coll_call *c, int rc, coll_route first) {
+    pario_file *fh = c->fh;
+    coll_range *all = fh->coll_ranges; /* allocated with the file */
+    int done = 0, pipelined = 1;       /* may cycles overlap file access and exchange? */
+    if (first == COLL_ROUTE_FUNNEL) {
+        rc = coll_small_write(c, rc, all, &done);
+    } else {
+        rc = share_ranges(fh, rc, &c->mine, all, &pipelined);
+        pipelined |= c->write; /* writes always; reads with a spare processor everywhere */
+    }
+    if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
+        if (done)
+            coll_route_count(fh, COLL_ROUTE_FUNNEL);
+        if (rc == PARIO_OK)
+            c->moved = c->total;
+        return rc;
+    }
+    coll_route route = coll_route_by_ranges(fh, c->write, all);
+    coll_route_count(fh, route);
+    if (route == COLL_ROUTE_TWOPHASE) {
+        coll_plan plan;
+        return run_planned(c, &plan, coll_plan_make(&plan, fh, all, pipelined));
+    }
+    return io_agree(fh->comm, io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved),
+                    &fh->last);
+}
+
+static int run_call(coll_call *c, int check) {
+    pario_file *fh = c->fh;
+    coll_route first = coll_route_first(fh, c->write);
+    if (first != COLL_ROUTE_KEPT) { /* kept writes reach the file first (and count for EOF) */
         int frc = io_coll_log_flush(fh);
         if (frc != PARIO_OK)
             return frc;
     }
-    if (each_rank_reads(fh, write))
-        return rc != PARIO_OK ? rc : io_access(fh, 0, pos, buf, count, type, moved);
-    if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
-        total = (int64_t)count * mt->size;
-        rc = my_range(fh, write, pos, &total, &mine);
+    if (first == COLL_ROUTE_OWN_READ) {
+        coll_route_count(fh, first);
+        return check != PARIO_OK ? check
+                                 : io_access(fh, 0, c->pos, c->buf, c->count, c->type, &c->moved);
     }
-    if (rc != PARIO_OK && fh->last.code == PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
-                   write ? "write_all" : "read_all", fh->path);
-    if (keep)
-        return coll_behind_write(fh, rc, pos, buf, count, mt, total, moved);
-    rc = gather_ranges(fh, rc, write, pos, buf, count, mt, total, &mine, all, &done, &pipelined);
-    int planned = !done && rc == PARIO_OK && aggregate(fh, write, all);
-    coll_plan plan;
-    int plan_rc = planned ? coll_plan_make(&plan, fh, all, pipelined) : PARIO_OK;
-    if (planned)
-        return run_planned(fh, &plan, plan_rc, write, pos, buf, count, type, total, moved);
-    if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
-        if (rc == PARIO_OK)
-            *moved = total;
-        return rc;
+    int rc = call_prepare(c, check);
+    if (first == COLL_ROUTE_KEPT) {
+        coll_route_count(fh, first);
+        return coll_behind_write(c, rc);
     }
-    return io_agree(fh->comm, io_access(fh, write, pos, buf, count, type, moved), &fh->last);
+    return run_by_ranges(c, rc, first);
+}
+
+int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
+                   MPI_Datatype type, int64_t *moved) {
+    coll_call c = {.fh = fh, .write = write, .pos = pos, .buf = buf, .count = count, .type = type};
+    int rc = run_call(&c, check);
+    *moved = c.moved;
+    return rc;
 }

@@ -12,6 +12,11 @@
 int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
                    MPI_Datatype type, int64_t *moved);
 
+/* The collective calls of this file per route taken, as text
+ * ("kept:N,own_read:N,funnel:N,twophase:N,own_sieved:N,independent:N"),
+ * the same on every rank (route.c). */
+int io_coll_routes_text(const pario_file *fh, char *out, size_t len);
+
 /* Kept collective writes (behind.c). Collective, called by every rank
  * before anything that must see the kept bytes of all ranks (sync, close,
  * set_view, set_size, set_info, set_atomicity, collective access): writes

@@ -10,6 +10,20 @@ typedef struct coll_range {
     int64_t first, end, bytes;
 } coll_range;
 
+/* One collective call as every path sees it. */
+typedef struct coll_call {
+    pario_file *fh;
+    int write;
+    int64_t pos; /* stream byte of the view where the access starts */
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype type;
+    const flat_type *mt; /* the memory type, decoded (NULL when this rank's check failed) */
+    int64_t total;       /* this rank's data bytes (reads: clipped at end of file) */
+    coll_range mine;     /* the file bytes it accesses */
+    int64_t moved;       /* bytes moved, for the status */
+} coll_call;
+
 /* The aggregators and the file domain each one owns. */
 typedef struct coll_plan {
     int naggr;
@@ -38,18 +52,16 @@ void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t
 /* Most ranks for which small writes go through one aggregator (small.c):
  * it answers every rank itself, so its cost grows linearly with them. */
 #define COLL_SMALL_MAX_RANKS 16
+/* Most ranks that keep collective writes (behind.c: each has a slice of the
+ * shared window, and whoever writes them gathers every slice's pieces). */
+#define COLL_KEPT_MAX_RANKS 64
 
-/* Whether this call's ranks meet through the funnel of small.c first (the
- * same answer on every rank: it depends on hints, mode and size only). */
-int coll_small_eligible(const pario_file *fh, int write);
-/* Writes: every rank's verdict and range reach the funnel, with the data of
- * small parts. *done = 1: the call is over (every part was small and the
- * funnel wrote it, or a verdict was bad) and the agreed outcome is returned.
- * *done = 0: all[] holds every rank's range, as after an allgather, and the
- * call goes on. mt may be NULL when rc is a failure. */
-int coll_small_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
-                     const flat_type *mt, int64_t total, const coll_range *mine, coll_range *all,
-                     int *done);
+/* Writes: every rank's verdict (rc) and range reach the funnel, with the
+ * data of small parts. *done = 1: the call is over (every part was small and
+ * the funnel wrote it, or a verdict was bad) and the agreed outcome is
+ * returned. *done = 0: all[] holds every rank's range, as after an
+ * allgather, and the call goes on. c->mt may be NULL when rc is a failure. */
+int coll_small_write(coll_call *c, int rc, coll_range *all, int *done);
 
 /* A piece of the file to write: extent, the collective call it belongs to
  * (orders overlapping pieces; 0 when there is one call), its bytes. */
@@ -64,21 +76,16 @@ int coll_pieces_sort(coll_piece *p, int64_t n);
  * are recorded in err. */
 int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, pario_error *err);
 
-/* Whether this collective write is kept in the rank's log (behind.c): the
- * same answer on every rank (hints, mode and the views agreed at set_view). */
-int coll_behind_applies(const pario_file *fh, int write);
-/* Keep this rank's part (rc: its verdict on the arguments, not shared) in
- * its log, or write it now when it does not fit. No communication; returns
+/* A write the route keeps (route.c, rule 1): this rank's part (rc: its
+ * verdict on the arguments, not shared) goes into its slice of the shared
+ * window, or is written now when it does not fit. No communication; returns
  * rc only: a failure to store the part is reported by the next collective
  * point, on every rank. (When no window can be made, on every rank alike,
  * the part is written now and the outcome agreed.) */
-int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
-                      const flat_type *mt, int64_t total, int64_t *moved);
+int coll_behind_write(coll_call *c, int rc);
 
-/* Run the exchange-and-I/O cycles. total: this rank's data bytes (already
- * clipped at end of file for reads). rc: this rank's outcome so far (a
- * failed plan), agreed on together with the set-up. */
-int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t pos, void *buf,
-                  MPI_Count count, MPI_Datatype type, int64_t total);
+/* Run the exchange-and-I/O cycles of call c by plan p. rc: this rank's
+ * outcome so far (a failed plan), agreed on together with the set-up. */
+int coll_twophase(coll_call *c, const coll_plan *p, int rc);
 
 #endif

@@ -74,13 +74,6 @@ typedef struct funnel_bufs {
     int64_t cap;
 } funnel_bufs;
 
-int coll_small_eligible(const pario_file *fh, int write) {
-    /* romio_cb_write enable/disable ask for the planned or the independent
-     * access itself */
-    return write && fh->hints.cb_write == IO_AUTOMATIC && !fh->atomic && fh->nranks > 1 &&
-           fh->nranks <= COLL_SMALL_MAX_RANKS;
-}
-
 /* Most data bytes a small part has. */
 static int64_t small_cap(const pario_file *fh) {
     int64_t share = fh->hints.cb_buffer_size / fh->nranks;
@@ -281,11 +274,10 @@ static int run_funnel(small_call *s) {
 
 /* ---- the call ----------------------------------------------------------------------- */
 
-int coll_small_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
-                     const flat_type *mt, int64_t total, const coll_range *mine, coll_range *all,
-                     int *done) {
-    small_call s = {.fh = fh, .total = total};
-    describe_part(&s, rc, pos, buf, count, mt, mine);
+int coll_small_write(coll_call *c, int rc, coll_range *all, int *done) {
+    pario_file *fh = c->fh;
+    small_call s = {.fh = fh, .total = c->total};
+    describe_part(&s, rc, c->pos, c->buf, c->count, c->mt, &c->mine);
     if ((fh->rank == FUNNEL ? run_funnel(&s) : send_part(&s)) != PARIO_OK) {
         *done = 1;
         return io_agree(

@@ -557,16 +557,14 @@ static void twophase_free(twophase *t) {
     }
 }
 
-int coll_twophase(pario_file *fh, const coll_plan *p, int rc, int write, int64_t pos, void *buf,
-                  MPI_Count count, MPI_Datatype type, int64_t total) {
+int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
+    pario_file *fh = c->fh;
+    int write = c->write;
     twophase t = {.fh = fh, .p = p, .write = write, .pipelined = p->halved};
-    const flat_type *mt = NULL;
     if (rc == PARIO_OK)
         rc = twophase_alloc(&t);
-    if (rc == PARIO_OK)
-        rc = flat_get(type, &mt);
-    if (rc == PARIO_OK)
-        rc = streams_open(&t, pos, buf, count, mt, total);
+    if (rc == PARIO_OK) /* the route is taken only when every rank's part was decoded */
+        rc = streams_open(&t, c->pos, c->buf, c->count, c->mt, c->total);
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
                    write ? "write_all" : "read_all", fh->path);

@@ -32,6 +32,9 @@ void io_scratch_free(io_scratch *s);
 
 typedef struct io_async io_async;
 
+/* Room for the count of every route a collective call can take. */
+#define IO_COLL_ROUTES_MAX 8
+
 struct pario_file {
     MPI_Comm comm; /* private duplicate, MPI_ERRORS_RETURN */
     int rank, nranks;
@@ -54,6 +57,8 @@ struct pario_file {
     int log_pending;                /* a collective write was kept on some rank since the
                                        last flush (the same on every rank) */
     int log_failed;                 /* no shared window could be made: keep nothing */
+    /* Collective calls per route taken (io/coll/route.h), for get_info. */
+    int64_t coll_routes[IO_COLL_ROUTES_MAX];
     char *path;
     int amode;
     io_handle io;

@@ -76,13 +76,15 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     if (rc != PARIO_OK)
         return io_file_result(
             fh, pario_fail(&fh->last, rc, "get_info %s: cannot create an info object", fh->path));
-    char v[32]; /* cb_nodes in effect: the aggregators cb_config_list allows */
+    char v[160]; /* cb_nodes in effect: the aggregators cb_config_list allows */
     snprintf(v, sizeof v, "%d", io_coll_naggr(fh));
     MPI_Info_set(*info, "cb_nodes", v);
-    snprintf(v, sizeof v, "%lld", (long long)fh->write_call_bytes);
+    snprintf(v, sizeof v, "%lld", (long long)fh->write_call_bytes); /* the costs in effect */
     MPI_Info_set(*info, "pario_write_call_bytes", v);
     snprintf(v, sizeof v, "%lld", (long long)fh->read_call_bytes);
     MPI_Info_set(*info, "pario_read_call_bytes", v);
+    if (io_coll_routes_text(fh, v, sizeof v) == PARIO_OK) /* what collective calls did */
+        MPI_Info_set(*info, "pario_coll_routes", v);
     return io_file_result(fh, PARIO_OK);
 }
 

@@ -1,0 +1,105 @@
+/* Which way a collective call goes. Each rule below is a test on state all
+ * ranks share, tried in order; the first that holds decides. The figures
+ * that justify each rule were measured with `pario bench` (4 ranks on a
+ * 2-core machine, local ext4, medians; docs/benchmarks.md has the tables).
+ * Where a rule has not been judged on a network file system yet, it says
+ * so. */
+#include "io/coll/route.h"
+
+#include <stdio.h>
+#include "io/coll/coll_internal.h"
+
+_Static_assert(COLL_ROUTES <= IO_COLL_ROUTES_MAX, "pario_file counts every route");
+
+/* Rule 1, writes kept behind: every rank's view is one extent per call in a
+ * regular file, all ranks share one node's page cache, not atomic mode, and
+ * the hints leave the choice to pario. Aggregating could only cut system
+ * calls there, and a message round costs every call its synchronisation:
+ * IOR strided 4 KiB collective writes 762 -> 2259-2716 MiB/s, 47,008-byte
+ * records 1844 -> 3067-3228 (behind.c has the window's own figures). */
+static int kept_applies(const pario_file *fh) {
+    return fh->nranks > 1 && fh->nnodes == 1 && fh->plain_views && !fh->atomic &&
+           !(fh->amode & MPI_MODE_RDONLY) && fh->hints.cb_write == IO_AUTOMATIC &&
+           fh->hints.cb_write_behind != IO_DISABLE && fh->nranks <= COLL_KEPT_MAX_RANKS &&
+           !fh->log_failed;
+}
+
+/* Rule 2, each rank's own read: all ranks share one node's page cache, so
+ * aggregating could only trade copies for fewer system calls, and each rank
+ * reading its own blocks (sieved when that pays) moves each byte once.
+ * Measured (noncontig and coll3d, cached, two-phase vs own reads of the same
+ * views): 8 B blocks interleaved 113 vs 7156 MiB/s, 64 B 720 vs 10465, 4 KiB
+ * 4120 vs 14196; the 3-D array 6340 vs 15186; from the device (durable), 8 B
+ * 118 vs 1018, 4 KiB 922 vs 1098, the array 1609 vs 2319. Views spreading
+ * their data thinner than COLL_MAX_SPREAD would make each rank read the
+ * others' bytes many times over; romio_cb_read=enable and atomic mode keep
+ * two-phase reads. */
+static int own_read_applies(const pario_file *fh) {
+    return fh->nranks > 1 && fh->nnodes == 1 && !fh->atomic && fh->dense_views &&
+           fh->hints.cb_read == IO_AUTOMATIC;
+}
+
+/* Rule 3, the small-write funnel: every rank sends rank 0 its verdict and
+ * range, and the data of a small part, in one message; when all parts are
+ * small rank 0 writes them itself. Two rounds of point-to-point messages
+ * replace the allgather of ranges, each rank's own pwrite and the agreement
+ * on the outcome (writes of one file take its inode lock in turn anyway).
+ * At most COLL_SMALL_MAX_RANKS ranks: rank 0 answers each one. */
+static int funnel_applies(const pario_file *fh) {
+    return fh->hints.cb_write == IO_AUTOMATIC && !fh->atomic && fh->nranks > 1 &&
+           fh->nranks <= COLL_SMALL_MAX_RANKS;
+}
+
+coll_route coll_route_first(const pario_file *fh, int write) {
+    if (write && kept_applies(fh))
+        return COLL_ROUTE_KEPT;
+    if (!write && own_read_applies(fh))
+        return COLL_ROUTE_OWN_READ;
+    if (write && funnel_applies(fh))
+        return COLL_ROUTE_FUNNEL;
+    return COLL_ROUTE_BY_RANGES;
+}
+
+/* Once the ranges are known:
+ * - romio_cb_* disable, and atomic mode (locked independent access), go
+ *   independent; one rank has nobody to combine with.
+ * - romio_cb_* enable asks for two-phase.
+ * - Rule 4, own sieved writes: on one node, views with holes whose blocks
+ *   all average under COLL_TINY_BLOCK (and spread at most COLL_MAX_SPREAD)
+ *   are written by each rank's own sieving write: describing each piece to
+ *   an aggregator costs more than the piece (8 B blocks 103 vs 718 MiB/s,
+ *   64 B 653 vs 1728; coll.h has the rest).
+ * - Otherwise two-phase where ranges overlap or interleave, or some rank's
+ *   access has holes; ranks with disjoint contiguous ranges go on their
+ *   own. */
+coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
+    io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
+    if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1)
+        return COLL_ROUTE_INDEPENDENT;
+    if (sw == IO_ENABLE)
+        return COLL_ROUTE_TWOPHASE;
+    if (write && fh->nnodes == 1 && fh->tiny_holes && fh->dense_views)
+        return COLL_ROUTE_OWN_SIEVED;
+    return coll_should_aggregate(all, fh->nranks) ? COLL_ROUTE_TWOPHASE : COLL_ROUTE_INDEPENDENT;
+}
+
+void coll_route_count(pario_file *fh, coll_route r) {
+    if (r < COLL_ROUTES)
+        fh->coll_routes[r]++;
+}
+
+static const char *const route_names[COLL_ROUTES] = {"kept",     "own_read",   "funnel",
+                                                     "twophase", "own_sieved", "independent"};
+
+int io_coll_routes_text(const pario_file *fh, char *out, size_t len) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int r = 0; r < COLL_ROUTES && at < len; r++) {
+        int n = snprintf(out + at, len - at, "%s%s:%lld", r ? "," : "", route_names[r],
+                         (long long)fh->coll_routes[r]);
+        if (n < 0)
+            return PARIO_ERR_INTERN;
+        at += (size_t)n;
+    }
+    return at < len ? PARIO_OK : PARIO_ERR_INTERN;
+}
