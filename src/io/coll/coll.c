@@ -141,7 +141,7 @@ static int run_call(coll_call *c, int check) {
     pario_file *fh = c->fh;
     coll_route first = coll_route_first(fh, c->write);
     if (first != COLL_ROUTE_KEPT) { /* kept writes reach the file first (and count for EOF) */
-        int frc = io_coll_log_flush(fh);
+        int frc = io_coll_kept_flush(fh);
         if (frc != PARIO_OK)
             return frc;
     }
@@ -153,7 +153,7 @@ static int run_call(coll_call *c, int check) {
     int rc = call_prepare(c, check);
     if (first == COLL_ROUTE_KEPT) {
         coll_route_count(fh, first);
-        return coll_behind_write(c, rc);
+        return coll_kept_write(c, rc);
     }
     return run_by_ranges(c, rc, first);
 }

@@ -52,7 +52,7 @@ void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t
 /* Most ranks for which small writes go through one aggregator (small.c):
  * it answers every rank itself, so its cost grows linearly with them. */
 #define COLL_SMALL_MAX_RANKS 16
-/* Most ranks that keep collective writes (behind.c: each has a slice of the
+/* Most ranks that keep collective writes (kept.c: each has a slice of the
  * shared window, and whoever writes them gathers every slice's pieces). */
 #define COLL_KEPT_MAX_RANKS 64
 
@@ -82,7 +82,7 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, 
  * rc only: a failure to store the part is reported by the next collective
  * point, on every rank. (When no window can be made, on every rank alike,
  * the part is written now and the outcome agreed.) */
-int coll_behind_write(coll_call *c, int rc);
+int coll_kept_write(coll_call *c, int rc);
 
 /* Run the exchange-and-I/O cycles of call c by plan p. rc: this rank's
  * outcome so far (a failed plan), agreed on together with the set-up. */

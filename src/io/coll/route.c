@@ -11,17 +11,17 @@
 
 _Static_assert(COLL_ROUTES <= IO_COLL_ROUTES_MAX, "pario_file counts every route");
 
-/* Rule 1, writes kept behind: every rank's view is one extent per call in a
+/* Rule 1, kept writes: every rank's view is one extent per call in a
  * regular file, all ranks share one node's page cache, not atomic mode, and
  * the hints leave the choice to pario. Aggregating could only cut system
  * calls there, and a message round costs every call its synchronisation:
  * IOR strided 4 KiB collective writes 762 -> 2259-2716 MiB/s, 47,008-byte
- * records 1844 -> 3067-3228 (behind.c has the window's own figures). */
+ * records 1844 -> 3067-3228 (kept.c has the window's own figures). */
 static int kept_applies(const pario_file *fh) {
     return fh->nranks > 1 && fh->nnodes == 1 && fh->plain_views && !fh->atomic &&
            !(fh->amode & MPI_MODE_RDONLY) && fh->hints.cb_write == IO_AUTOMATIC &&
            fh->hints.cb_write_behind != IO_DISABLE && fh->nranks <= COLL_KEPT_MAX_RANKS &&
-           !fh->log_failed;
+           !fh->kept_failed;
 }
 
 /* Rule 2, each rank's own read: all ranks share one node's page cache, so

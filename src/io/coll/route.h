@@ -8,7 +8,7 @@
 struct coll_range;
 
 typedef enum coll_route {
-    COLL_ROUTE_KEPT,        /* write kept in a shared-memory window, no message (behind.c) */
+    COLL_ROUTE_KEPT,        /* write kept in a shared-memory window, no message (kept.c) */
     COLL_ROUTE_OWN_READ,    /* each rank's own read, no message */
     COLL_ROUTE_FUNNEL,      /* small write written by one rank for all (small.c) */
     COLL_ROUTE_TWOPHASE,    /* two-phase aggregation (twophase.c) */

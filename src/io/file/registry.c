@@ -11,9 +11,9 @@
  *     are finished and this rank's kept collective writes are written; no
  *     collective call is made, since the other ranks may be finalizing in
  *     any order. A failure there has no call to be reported by.
- *   - the flusher of kept collective writes (io/coll/behind.c), which runs
+ *   - the flusher of kept collective writes (io/coll/kept.c), which runs
  *     in a thread of its own: holding the lock, it sees no file being
- *     closed and no window being replaced (log_get holds it to do that).
+ *     closed and no window being replaced (kept_get holds it to do that).
  * The attribute's keyval is made once, on first use. */
 #include <pthread.h>
 #include "io/async/async.h"
@@ -65,7 +65,7 @@ void io_files_each(void (*fn)(pario_file *fh, void *arg), void *arg) {
 static void flush_at_finalize(pario_file *fh, void *arg) {
     (void)arg;
     io_async_drain(fh);
-    io_coll_log_write_own(fh);
+    io_coll_kept_write_own(fh);
 }
 
 static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {
@@ -73,7 +73,7 @@ static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) 
     (void)keyval;
     (void)value;
     (void)extra;
-    io_coll_log_finalize(); /* first: no background writer runs beside this walk */
+    io_coll_kept_finalize(); /* first: no background writer runs beside this walk */
     io_files_each(flush_at_finalize, NULL);
     return MPI_SUCCESS;
 }

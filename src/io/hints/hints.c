@@ -38,7 +38,7 @@
 #define IO_PREALLOC_MIN ((int64_t)256 << 10)
 /* Milliseconds within which the kept bytes of a collective write every rank
  * has finished reach the operating system, even when the program makes no
- * further call (io/coll/behind.c): a program killed then loses none of them.
+ * further call (io/coll/kept.c): a program killed then loses none of them.
  * A background thread writes them every half of it; waiting lets a stream of
  * small calls coalesce into long runs first, and calls in a stream make room
  * for themselves much sooner anyway. */

@@ -1,4 +1,4 @@
-/* Write-behind of collective writes (the log).
+/* Kept collective writes (write-behind: pario_cb_write_behind).
  *
  * When every rank's view maps its data to one contiguous extent and all
  * ranks share one node, a collective write gains nothing from moving data
@@ -56,9 +56,9 @@
 #include "io/indep/cursor.h"
 
 /* Pieces one rank's slice holds. */
-#define LOG_PIECES 4096
+#define KEPT_PIECES 4096
 /* Largest sum of all ranks' slices. */
-#define LOG_ALL_MAX ((int64_t)1 << 30)
+#define KEPT_ALL_MAX ((int64_t)1 << 30)
 /* Largest well-formed part kept (a part that starts and ends on stripe-unit
  * boundaries); a larger one is written at once by its rank, still without a
  * message, since its copy into the window costs about what its own pwrite
@@ -69,20 +69,20 @@
  * 2944 and 2326; keeping well-formed parts up to 32 KiB only, 3039 and
  * 3007, 3954 and 3902. hard-coll (47,008 B, never well-formed): kept 2493
  * and 2767, written at once 1973 and 1913. */
-#define LOG_KEEP_MAX ((int64_t)32 << 10)
+#define KEPT_PART_MAX ((int64_t)32 << 10)
 /* How long a rank whose half is full waits for slower ranks to finish their
  * earlier calls before it writes its own pieces alone (make_room). Waiting
  * is what lets a call's pieces reach the file together, so it must outlast
  * a rank merely waiting for a processor: several scheduler time slices. In
  * pario bench ior (strided-4k-coll and hard-coll, 4 ranks on 2 cores busy
  * with other work, 5 repetitions) no rank ever waited that long. */
-#define LOG_WAIT_NS ((int64_t)20 * 1000 * 1000)
+#define KEPT_WAIT_NS ((int64_t)20 * 1000 * 1000)
 
 /* A kept piece: file extent, the collective call it came from, where its
  * bytes are in the slice's data. */
-typedef struct log_piece {
+typedef struct kept_piece {
     int64_t off, len, seq, at;
-} log_piece;
+} kept_piece;
 
 /* The head of every slice. The lock and the failure record are used in
  * rank 0's slice only. */
@@ -95,13 +95,13 @@ typedef struct slice_head {
     char msg[PARIO_ERROR_MSG_MAX]; /* ... and its message */
 } slice_head;
 
-typedef struct log_window log_window;
-typedef struct log_cache log_cache;
+typedef struct kept_window kept_window;
+typedef struct kept_cache kept_cache;
 
-/* One window: every rank's slice is a head, a ring of LOG_PIECES pieces
- * (piece i at i % LOG_PIECES) and cap bytes of data in two halves. A rank
+/* One window: every rank's slice is a head, a ring of KEPT_PIECES pieces
+ * (piece i at i % KEPT_PIECES) and cap bytes of data in two halves. A rank
  * fills one half while the other may still be waiting to be written. */
-struct log_window {
+struct kept_window {
     MPI_Win win;
     int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
@@ -121,22 +121,22 @@ struct log_window {
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
-struct log_cache {
-    int refs;         /* the attribute's and every open file's */
-    int attached;     /* still an attribute of the communicator */
-    log_window *idle; /* a window no file uses */
+struct kept_cache {
+    int refs;          /* the attribute's and every open file's */
+    int attached;      /* still an attribute of the communicator */
+    kept_window *idle; /* a window no file uses */
 };
 
-static slice_head *head_of(const log_window *w, int r) {
+static slice_head *head_of(const kept_window *w, int r) {
     return (slice_head *)w->slice[r];
 }
 
-static log_piece *pieces_of(const log_window *w, int r) {
-    return (log_piece *)(w->slice[r] + sizeof(slice_head));
+static kept_piece *pieces_of(const kept_window *w, int r) {
+    return (kept_piece *)(w->slice[r] + sizeof(slice_head));
 }
 
-static char *data_of(const log_window *w, int r) {
-    return w->slice[r] + sizeof(slice_head) + LOG_PIECES * sizeof(log_piece);
+static char *data_of(const kept_window *w, int r) {
+    return w->slice[r] + sizeof(slice_head) + KEPT_PIECES * sizeof(kept_piece);
 }
 
 static int64_t now_ns(void) {
@@ -148,13 +148,13 @@ static int64_t now_ns(void) {
 /* ---- the window ---------------------------------------------------------------------- */
 
 /* After MPI_Finalize began: the window is MPI's to tear down. */
-static void window_forget(log_window *w) {
+static void window_forget(kept_window *w) {
     free(w->slice);
     free(w->all);
     free(w);
 }
 
-static void window_free(log_window *w) {
+static void window_free(kept_window *w) {
     if (!w)
         return;
     if (w->win != MPI_WIN_NULL) {
@@ -179,9 +179,9 @@ static int init_lock(slice_head *h) {
 }
 
 /* Where every slice is; rank 0 makes the lock. */
-static int window_map(log_window *w) {
+static int window_map(kept_window *w) {
     w->slice = malloc((size_t)w->nranks * sizeof *w->slice);
-    w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
+    w->all = malloc((size_t)w->nranks * KEPT_PIECES * sizeof *w->all);
     if (!w->slice || !w->all)
         return PARIO_ERR_NO_MEM;
     for (int r = 0; r < w->nranks; r++) {
@@ -199,8 +199,8 @@ static int window_map(log_window *w) {
 
 /* Collective: a new window of cap bytes of data per rank; *out NULL when
  * it could not be made on some rank (the same on every rank). */
-static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
-    log_window *w = calloc(1, sizeof *w);
+static int window_new(MPI_Comm comm, int64_t cap, kept_window **out) {
+    kept_window *w = calloc(1, sizeof *w);
     int rc = w ? PARIO_OK : PARIO_ERR_NO_MEM;
     if (w) {
         w->win = MPI_WIN_NULL;
@@ -208,7 +208,7 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
         MPI_Comm_rank(comm, &w->rank);
         MPI_Comm_size(comm, &w->nranks);
         char *base = NULL;
-        MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + LOG_PIECES * sizeof(log_piece) + cap);
+        MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + KEPT_PIECES * sizeof(kept_piece) + cap);
         if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &w->win) != MPI_SUCCESS)
             rc = PARIO_ERR_NO_MEM;
         else /* failures come back as codes, as on the file's communicator */
@@ -230,14 +230,14 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
 
 /* Process-wide, like the datatype cache of io/flat: one keyval made on first
  * use, and whether MPI_Finalize has begun (the registry of open files tells,
- * io_coll_log_finalize). MPI deletes MPI_COMM_SELF's attributes first in
+ * io_coll_kept_finalize). MPI deletes MPI_COMM_SELF's attributes first in
  * MPI_Finalize and MPI_COMM_WORLD's after its windows are gone, so a window
  * still parked then is only forgotten. */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_keyval = MPI_KEYVAL_INVALID;
 static atomic_int finalizing;
 
-static void cache_release(log_cache *c) {
+static void cache_release(kept_cache *c) {
     if (c && --c->refs == 0) {
         window_free(c->idle);
         free(c);
@@ -249,7 +249,7 @@ static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;
     (void)extra;
-    log_cache *c = value;
+    kept_cache *c = value;
     c->attached = 0;
     if (c->idle && atomic_load(&finalizing))
         window_forget(c->idle);
@@ -266,11 +266,11 @@ static void cache_keyval_create(void) {
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
 }
 
-log_cache *io_coll_log_cache(MPI_Comm comm) {
+kept_cache *io_coll_kept_cache(MPI_Comm comm) {
     pthread_once(&cache_once, cache_keyval_create);
     if (cache_keyval == MPI_KEYVAL_INVALID)
         return NULL;
-    log_cache *c = NULL;
+    kept_cache *c = NULL;
     int found = 0;
     if (MPI_Comm_get_attr(comm, cache_keyval, &c, &found) != MPI_SUCCESS)
         return NULL;
@@ -308,7 +308,7 @@ static int write_sorted(pario_file *fh, coll_piece *p, int64_t n, pario_error *e
 /* The collective writes every rank has finished: all their pieces are
  * published (a rank publishes its piece of a call before it counts the
  * call done). */
-static int64_t calls_done_by_all(const log_window *w) {
+static int64_t calls_done_by_all(const kept_window *w) {
     int64_t d = INT64_MAX;
     for (int r = 0; r < w->nranks; r++) {
         int64_t x = atomic_load_explicit(&head_of(w, r)->done, memory_order_acquire);
@@ -320,7 +320,7 @@ static int64_t calls_done_by_all(const log_window *w) {
 /* With the lock held: the first failure to store kept bytes since the last
  * collective point (err holds its message, which names the file and the
  * cause), for that point to report on every rank. */
-static void record_failure(log_window *w, int rc, const pario_error *err) {
+static void record_failure(kept_window *w, int rc, const pario_error *err) {
     slice_head *h0 = head_of(w, 0);
     if (rc != PARIO_OK && !h0->failed) {
         h0->failed = rc;
@@ -335,14 +335,14 @@ static void record_failure(log_window *w, int rc, const pario_error *err) {
  * rank's pieces go in call order: a write takes a prefix of its ring. Pieces
  * count as written even when writing failed (the failure is recorded for the
  * next collective point), so no piece is written twice. */
-static int write_published(pario_file *fh, log_window *w, int64_t limit, int mine_all,
+static int write_published(pario_file *fh, kept_window *w, int64_t limit, int mine_all,
                            pario_error *err) {
     int64_t upto[COLL_KEPT_MAX_RANKS], n = 0;
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
         for (; i < end; i++) {
-            const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
+            const kept_piece *p = &pieces_of(w, r)[i % KEPT_PIECES];
             if (p->seq > limit && !(mine_all && r == w->rank))
                 break;
             w->all[n++] = (coll_piece){p->off, p->len, p->seq, data_of(w, r) + p->at};
@@ -356,15 +356,15 @@ static int write_published(pario_file *fh, log_window *w, int64_t limit, int min
     return rc;
 }
 
-static int write_all_published(pario_file *fh, log_window *w, int mine_all) {
+static int write_all_published(pario_file *fh, kept_window *w, int mine_all) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
     int rc = write_published(fh, w, calls_done_by_all(w), mine_all, &fh->last);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
 }
 
-int io_coll_log_write_own(pario_file *fh) {
-    return fh->log ? write_all_published(fh, fh->log, 1) : PARIO_OK;
+int io_coll_kept_write_own(pario_file *fh) {
+    return fh->kept ? write_all_published(fh, fh->kept, 1) : PARIO_OK;
 }
 
 /* ---- the flusher ------------------------------------------------------------------------ */
@@ -399,7 +399,7 @@ typedef struct flusher_pass {
 /* With the registry held: a tick of this file's window, when due. */
 static void flusher_tick(pario_file *fh, void *arg) {
     flusher_pass *p = arg;
-    log_window *w = fh->log;
+    kept_window *w = fh->kept;
     if (!w)
         return;
     int64_t half = atomic_load_explicit(&w->delay_ms, memory_order_relaxed) * 500000;
@@ -460,7 +460,7 @@ static void flusher_start(void) {
 /* The flusher keeps w's delay: this call's hint (set_info may change it).
  * A window new to its file or a changed delay starts the flusher, or makes
  * it look again: it sleeps while no open file has a window. */
-static void flusher_note(log_window *w, int64_t ms, int new_to_file) {
+static void flusher_note(kept_window *w, int64_t ms, int new_to_file) {
     if (!new_to_file && atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
         return;
     atomic_store_explicit(&w->delay_ms, ms, memory_order_relaxed);
@@ -472,7 +472,7 @@ static void flusher_note(log_window *w, int64_t ms, int new_to_file) {
     pthread_mutex_unlock(&flusher.lock);
 }
 
-void io_coll_log_finalize(void) {
+void io_coll_kept_finalize(void) {
     atomic_store(&finalizing, 1);
     pthread_mutex_lock(&flusher.lock);
     int started = flusher.started;
@@ -499,32 +499,32 @@ void io_coll_log_finalize(void) {
 static int64_t slice_cap(const pario_file *fh) {
     int64_t all = 2 * fh->hints.cb_cycle_size;
     all = all < fh->hints.cb_buffer_size ? all : fh->hints.cb_buffer_size;
-    all = all < LOG_ALL_MAX ? all : LOG_ALL_MAX;
+    all = all < KEPT_ALL_MAX ? all : KEPT_ALL_MAX;
     return all / fh->nranks / 64 * 64;
 }
 
-/* This file's window, out of the flusher's sight: it reads fh->log with the
+/* This file's window, out of the flusher's sight: it reads fh->kept with the
  * registry of open files held, so none changes under it. */
-static log_window *log_take(pario_file *fh) {
+static kept_window *kept_take(pario_file *fh) {
     io_files_lock();
-    log_window *w = fh->log;
-    fh->log = NULL;
+    kept_window *w = fh->kept;
+    fh->kept = NULL;
     io_files_unlock();
     return w;
 }
 
-static void log_show(pario_file *fh, log_window *w) {
+static void kept_show(pario_file *fh, kept_window *w) {
     io_files_lock();
-    fh->log = w;
+    fh->kept = w;
     io_files_unlock();
 }
 
 /* Collective: a window of cap bytes per slice, taken from the
  * communicator's cache when one of that size is parked there, else made
  * (and a parked one of another size dropped). */
-static log_window *window_for(pario_file *fh, int64_t cap) {
-    log_cache *c = fh->log_cache;
-    log_window *w = NULL;
+static kept_window *window_for(pario_file *fh, int64_t cap) {
+    kept_cache *c = fh->kept_cache;
+    kept_window *w = NULL;
     if (c && c->idle && c->idle->cap == cap) {
         w = c->idle;
         c->idle = NULL;
@@ -535,20 +535,20 @@ static log_window *window_for(pario_file *fh, int64_t cap) {
         c->idle = NULL;
     }
     if (window_new(fh->comm, cap, &w) != PARIO_OK)
-        fh->log_failed = 1; /* the same on every rank: keep nothing on this file */
+        fh->kept_failed = 1; /* the same on every rank: keep nothing on this file */
     return w;
 }
 
 /* Collective (every rank keeps the same calls): this file's window, of the
  * size the hints give; the flusher learns the delay of this call. */
-static log_window *log_get(pario_file *fh) {
+static kept_window *kept_get(pario_file *fh) {
     int64_t cap = slice_cap(fh);
-    log_window *w = fh->log;
+    kept_window *w = fh->kept;
     int new_to_file = !w || w->cap != cap;
     if (new_to_file) {
-        io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+        io_coll_kept_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
         w = window_for(fh, cap);
-        log_show(fh, w);
+        kept_show(fh, w);
     }
     if (w)
         flusher_note(w, fh->hints.cb_write_behind_delay, new_to_file);
@@ -563,7 +563,7 @@ static log_window *log_get(pario_file *fh) {
  * ranks make the same calls they drift apart by at most half a slice, and
  * each call's pieces reach the file together. But a rank may be elsewhere
  * for long (computing, waiting for a message from this rank, on an error
- * path): after LOG_WAIT_NS this rank writes all of its own pieces alone,
+ * path): after KEPT_WAIT_NS this rank writes all of its own pieces alone,
  * which needs nobody. Its pieces still reach the file in call order (every
  * write takes a prefix of each rank's ring, and overlapping pieces of one
  * write go in call order), so its later calls still win over its earlier
@@ -572,8 +572,8 @@ static log_window *log_get(pario_file *fh) {
  * ranks are undefined in MPI without sync, so that is allowed. A failure is
  * recorded for the next collective point, not returned: the other ranks'
  * calls succeed, and every rank must learn of it at the same point. */
-static void make_room(pario_file *fh, log_window *w, int64_t total) {
-    if (w->pos + total <= w->cap / 2 && w->in_half < LOG_PIECES / 2)
+static void make_room(pario_file *fh, kept_window *w, int64_t total) {
+    if (w->pos + total <= w->cap / 2 && w->in_half < KEPT_PIECES / 2)
         return;
     slice_head *mine = head_of(w, w->rank), *h0 = head_of(w, 0);
     int other = 1 - w->half;
@@ -587,7 +587,7 @@ static void make_room(pario_file *fh, log_window *w, int64_t total) {
             break;
         int64_t now = now_ns();
         if (give_up < 0)
-            give_up = now + LOG_WAIT_NS;
+            give_up = now + KEPT_WAIT_NS;
         else if (now >= give_up) {
             write_all_published(fh, w, 1);
             break;
@@ -599,7 +599,7 @@ static void make_room(pario_file *fh, log_window *w, int64_t total) {
 }
 
 /* Copy the part into the slice and publish it. */
-static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Count count,
+static int keep(kept_window *w, int64_t off, int64_t seq, const void *buf, MPI_Count count,
                 const flat_type *mt, int64_t total) {
     io_mem_cursor m;
     int rc = io_mem_open(&m, mt, (void *)buf, count, 0);
@@ -614,7 +614,7 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     io_mem_close(&m);
     slice_head *mine = head_of(w, w->rank);
     int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
-    pieces_of(w, w->rank)[n % LOG_PIECES] = (log_piece){off, total, seq, at};
+    pieces_of(w, w->rank)[n % KEPT_PIECES] = (kept_piece){off, total, seq, at};
     w->pos += total;
     w->in_half++;
     w->end_of[w->half] = n + 1;
@@ -622,17 +622,17 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     return PARIO_OK;
 }
 
-static int worth_keeping(const pario_file *fh, const log_window *w, int64_t off, int64_t total) {
+static int worth_keeping(const pario_file *fh, const kept_window *w, int64_t off, int64_t total) {
     int64_t unit = fh->hints.striping_unit;
     int well_formed = off % unit == 0 && total % unit == 0;
-    return total <= w->cap / 2 && (total <= LOG_KEEP_MAX || !well_formed);
+    return total <= w->cap / 2 && (total <= KEPT_PART_MAX || !well_formed);
 }
 
 /* This rank's part of call seq: kept, or written now when it is too large
  * to keep. Like kept pieces, a part written now reports its failure at the
  * next collective point, on every rank: returned here it would reach this
  * rank only, which would then leave the calls the others go on making. */
-static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, const void *buf,
+static int write_part(pario_file *fh, kept_window *w, int64_t seq, int64_t pos, const void *buf,
                       MPI_Count count, const flat_type *mt, int64_t total, int64_t *moved) {
     int64_t off = 0;
     int rc = view_byte_of_pos(&fh->view, pos, &off);
@@ -644,7 +644,7 @@ static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, c
         *moved = rc == PARIO_OK ? total : 0;
         return rc;
     }
-    io_coll_log_write_own(fh); /* its kept pieces first; a failure is recorded */
+    io_coll_kept_write_own(fh); /* its kept pieces first; a failure is recorded */
     rc = io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved);
     if (rc != PARIO_OK) {
         pthread_mutex_lock(&head_of(w, 0)->lock);
@@ -655,10 +655,10 @@ static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, c
     return PARIO_OK;
 }
 
-int coll_behind_write(coll_call *c, int rc) {
+int coll_kept_write(coll_call *c, int rc) {
     pario_file *fh = c->fh;
-    fh->log_pending = 1; /* every rank: the next collective point writes the slices */
-    log_window *w = log_get(fh);
+    fh->kept_pending = 1; /* every rank: the next collective point writes the slices */
+    kept_window *w = kept_get(fh);
     if (!w) { /* no window (on any rank): written at once, the outcome agreed */
         if (rc == PARIO_OK && c->total > 0)
             rc = io_access_flat(fh, 1, c->pos, c->buf, c->count, c->mt, &c->moved);
@@ -675,7 +675,7 @@ int coll_behind_write(coll_call *c, int rc) {
 
 /* Rank 0: the first failure of any write of kept pieces since the last
  * collective point (this one's included), then none. */
-static int take_failure(pario_file *fh, log_window *w, int rc) {
+static int take_failure(pario_file *fh, kept_window *w, int rc) {
     slice_head *h0 = head_of(w, 0);
     pthread_mutex_lock(&h0->lock);
     if (h0->failed) {
@@ -686,11 +686,11 @@ static int take_failure(pario_file *fh, log_window *w, int rc) {
     return rc;
 }
 
-int io_coll_log_flush(pario_file *fh) {
-    if (!fh->log_pending)
+int io_coll_kept_flush(pario_file *fh) {
+    if (!fh->kept_pending)
         return PARIO_OK;
-    fh->log_pending = 0;
-    log_window *w = fh->log;
+    fh->kept_pending = 0;
+    kept_window *w = fh->kept;
     if (!w)
         return PARIO_OK;
     int rc = PARIO_OK;
@@ -706,17 +706,17 @@ int io_coll_log_flush(pario_file *fh) {
     return rc;
 }
 
-void io_coll_log_release(pario_file *fh) {
-    log_cache *c = fh->log_cache;
-    log_window *w = log_take(fh);
+void io_coll_kept_release(pario_file *fh) {
+    kept_cache *c = fh->kept_cache;
+    kept_window *w = kept_take(fh);
     if (w && c && c->attached && !c->idle)
         c->idle = w; /* parked for the next file on the communicator */
     else
         window_free(w);
 }
 
-void io_coll_log_detach(pario_file *fh) {
-    io_coll_log_release(fh);
-    cache_release(fh->log_cache);
-    fh->log_cache = NULL;
+void io_coll_kept_detach(pario_file *fh) {
+    io_coll_kept_release(fh);
+    cache_release(fh->kept_cache);
+    fh->kept_cache = NULL;
 }

@@ -1,4 +1,4 @@
-/* Kept collective writes (io/coll/behind.c) when storing them fails or a
+/* Kept collective writes (io/coll/kept.c) when storing them fails or a
  * rank is elsewhere. Checked here:
  *   - storage fails on one rank only (RLIMIT_FSIZE, SIGXFSZ ignored: its
  *     writes past the limit fail with EFBIG, a real failing pwrite, which
