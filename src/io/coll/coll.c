@@ -137,6 +137,17 @@ static int each_rank_reads(const pario_file *fh, int write) {
            fh->hints.cb_read == IO_AUTOMATIC;
 }
 
+/* Each rank's own collective read (its arguments checked by it alone). It
+ * sends no message, so a failed access fails this rank at once and is held
+ * for the next sync or close, which report it on every rank. */
+static int own_read(pario_file *fh, int64_t pos, void *buf, MPI_Count count, MPI_Datatype type,
+                    int64_t *moved) {
+    int rc = io_access(fh, 0, pos, buf, count, type, moved);
+    if (rc != PARIO_OK)
+        io_hold_failure(fh);
+    return rc;
+}
+
 int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
                    MPI_Datatype type, int64_t *moved) {
     const flat_type *mt = NULL;
@@ -150,7 +161,7 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
             return frc;
     }
     if (each_rank_reads(fh, write))
-        return rc != PARIO_OK ? rc : io_access(fh, 0, pos, buf, count, type, moved);
+        return rc != PARIO_OK ? rc : own_read(fh, pos, buf, count, type, moved);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) == PARIO_OK) {
         total = (int64_t)count * mt->size;
         rc = my_range(fh, write, pos, &total, &mine);
