@@ -439,7 +439,7 @@ def fault_cases(scenario, counts, args):
     short transfers (write and read) and a disk that stays full (ENOSPC
     sticky, write), every k-th n, alike for each rank and kind."""
     _, _, other = SCENARIOS[scenario]
-    ranks = [r for r in (other, 0) if r in counts]
+    ranks = [r for r in (args.rank or (other, 0)) if r in counts]
     if not ranks:
         return []
     k_nospc = 1
@@ -550,6 +550,9 @@ def main():
                    help="ENOSPC runs per scenario at most (at every n while they fit), and a "
                    "third of it more for the other kinds")
     p.add_argument("--full", action="store_true", help="every n for every error kind")
+    p.add_argument("--rank", type=int, action="append", default=[],
+                   help="fail this rank's calls (repeatable; default one rank other than 0, "
+                   "then rank 0)")
     p.add_argument("--timeout", type=int, default=60, help="seconds per run")
     p.add_argument("--max-hangs", type=int, default=2,
                    help="stop a scenario after this many hangs")

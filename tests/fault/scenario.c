@@ -424,7 +424,6 @@ static int set_view(const scenario *sc, MPI_File fh) {
 /* The image every rank expects: the prefill, then every write so far. */
 typedef struct model {
     unsigned char *image;
-    int64_t size;
 } model;
 
 static void model_apply(model *m, const scenario *sc, const step *s, int i) {
@@ -537,7 +536,7 @@ static int run(const scenario *sc, const char *dir) {
     if (rank == 0)
         write_plan(sc, dir, size);
     snprintf(path, sizeof path, "%s/file.dat", dir);
-    model m = {calloc((size_t)size, 1), size};
+    model m = {calloc((size_t)size, 1)};
     if (!m.image) {
         record(0, "model", "err", "", "the test is out of memory");
         fclose(records);
