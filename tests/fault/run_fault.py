@@ -433,36 +433,29 @@ def every_kth(n, k, first, last=False):
 
 
 def fault_cases(scenario, counts, args):
-    """The faults to run, about args.budget * 4/3 runs unless args.full:
-    ENOSPC (op=any) at every n of each chosen rank while that fits the
-    budget (else every k-th), and a third of the budget more for EIO (any),
-    short transfers (write and read) and a disk that stays full (ENOSPC
-    sticky, write), every k-th n, alike for each rank and kind."""
+    """The faults to run unless args.full: ENOSPC (op=any) at every n of each
+    chosen rank while that fits args.budget (else every k-th), then a third
+    of the budget more, spread evenly over EIO (any), short transfers (write
+    and read) and a disk that stays full (ENOSPC sticky, write) of each rank."""
     _, _, other = SCENARIOS[scenario]
     ranks = [r for r in (args.rank or (other, 0)) if r in counts]
-    if not ranks:
-        return []
-    k_nospc = 1
-    if not args.full:
-        k_nospc = max(1, -(-sum(counts[r]["any"] for r in ranks) // max(1, args.budget)))
+    k = 1
+    if not args.full and ranks:
+        k = max(1, -(-sum(counts[r]["any"] for r in ranks) // max(1, args.budget)))
     cases = [Case(scenario, r, n, "any", "ENOSPC") for r in ranks
-             for n in every_kth(counts[r]["any"], k_nospc, 1, last=True)]
-    per = max(1, args.budget // 3 // (3 * len(ranks)))  # runs per rank and kind
+             for n in every_kth(counts[r]["any"], k, 1, last=True)]
+    others = []
     for r in ranks:
         c = counts[r]
-        k_eio = k_short = k_full = 1
-        if not args.full:
-            k_eio = max(1, -(-c["any"] // per))
-            k_short = max(1, -(-(c["write"] + c["read"]) // per))
-            k_full = max(1, -(-c["write"] // per))
-        cases += [Case(scenario, r, n, "any", "EIO")
-                  for n in every_kth(c["any"], k_eio, 1 + k_eio // 2)]
+        others += [Case(scenario, r, n, "any", "EIO") for n in range(1, c["any"] + 1)]
         for op in ("write", "read"):
-            cases += [Case(scenario, r, n, op, "short")
-                      for n in every_kth(c[op], k_short, 1 + (k_short - 1) // 2)]
-        cases += [Case(scenario, r, n, "write", "ENOSPC", sticky=True)
-                  for n in every_kth(c["write"], k_full, 1 + k_full // 3)]
-    return cases
+            others += [Case(scenario, r, n, op, "short") for n in range(1, c[op] + 1)]
+        others += [Case(scenario, r, n, "write", "ENOSPC", sticky=True)
+                   for n in range(1, c["write"] + 1)]
+    if not args.full and others:
+        step = -(-len(others) // max(1, args.budget // 3))
+        others = others[step // 2::step]
+    return cases + others
 
 
 # ---- reporting ---------------------------------------------------------------------------
@@ -548,7 +541,7 @@ def main():
     p.add_argument("--case", help="run only this fault, e.g. rank=1,call=3,op=any,error=EIO")
     p.add_argument("--budget", type=int, default=36,
                    help="ENOSPC runs per scenario at most (at every n while they fit), and a "
-                   "third of it more for the other kinds")
+                   "third of it more for the other kinds, spread evenly over them")
     p.add_argument("--full", action="store_true", help="every n for every error kind")
     p.add_argument("--rank", type=int, action="append", default=[],
                    help="fail this rank's calls (repeatable; default one rank other than 0, "
