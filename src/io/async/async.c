@@ -170,7 +170,7 @@ int io_rw_start(pario_file *fh, const rw_call *c, void *buf, MPI_Count count, MP
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
-        rc = io_coll_log_write_own(fh);
+        rc = io_coll_kept_write_own(fh);
     if (rc == PARIO_OK && (rc = flat_get(type, &mt)) != PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot decode the memory datatype", c->op, fh->path);
     pario_request *r = rc == PARIO_OK ? request_new(fh, c, buf, count, mt) : NULL;

@@ -156,7 +156,7 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
     *moved = 0;
     int rc = check, done = 0, pipelined = 0, keep = coll_behind_applies(fh, write);
     if (!keep) { /* kept writes reach the file first (and count for end of file) */
-        int frc = io_coll_log_flush(fh);
+        int frc = io_coll_kept_flush(fh);
         if (frc != PARIO_OK)
             return frc;
     }
@@ -170,7 +170,7 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
         pario_fail(&fh->last, rc, "%s %s: cannot plan the collective access",
                    write ? "write_all" : "read_all", fh->path);
     if (keep)
-        return coll_behind_write(fh, rc, pos, buf, count, mt, total, moved);
+        return coll_kept_write(fh, rc, pos, buf, count, mt, total, moved);
     rc = gather_ranges(fh, rc, write, pos, buf, count, mt, total, &mine, all, &done, &pipelined);
     int planned = !done && rc == PARIO_OK && aggregate(fh, write, all);
     coll_plan plan;

@@ -12,23 +12,23 @@
 int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf, MPI_Count count,
                    MPI_Datatype type, int64_t *moved);
 
-/* Kept collective writes (behind.c). Collective, called by every rank
+/* Kept collective writes (kept.c). Collective, called by every rank
  * before anything that must see the kept bytes of all ranks (sync, close,
  * set_view, set_size, set_info, set_atomicity, collective access): writes
  * every rank's kept bytes; the outcome is agreed. Nothing to do, and no
  * message, when no collective write was kept since the last flush. */
-int io_coll_log_flush(pario_file *fh);
+int io_coll_kept_flush(pario_file *fh);
 /* Not collective: writes every rank's kept bytes published so far (before
  * this rank's independent accesses, get_size, a seek from the end). */
-int io_coll_log_write_own(pario_file *fh);
+int io_coll_kept_write_own(pario_file *fh);
 /* At open: the windows parked on the program's communicator (a reference;
  * NULL when MPI cannot cache them, and then every file makes its own). */
-struct log_cache *io_coll_log_cache(MPI_Comm comm);
+struct kept_cache *io_coll_kept_cache(MPI_Comm comm);
 /* Collective, with nothing kept: park this file's window on the
  * communicator (or free it). */
-void io_coll_log_release(pario_file *fh);
+void io_coll_kept_release(pario_file *fh);
 /* Collective, at close: release the window and the reference to the cache. */
-void io_coll_log_detach(pario_file *fh);
+void io_coll_kept_detach(pario_file *fh);
 
 /* Average block size of a file view with holes under which a collective
  * write on one node is every rank's own (sieved) write rather than two-phase:

@@ -63,12 +63,12 @@ int coll_pieces_sort(coll_piece *p, int64_t n);
  * may sieve); with join, one pwritev per run of adjacent pieces. */
 int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join);
 
-/* Whether this collective write is kept in the rank's log (behind.c): the
+/* Whether this collective write is kept in the rank's log (kept.c): the
  * same answer on every rank (hints, mode and the views agreed at set_view). */
 int coll_behind_applies(const pario_file *fh, int write);
 /* Keep this rank's part (rc: its verdict on the arguments, not shared) in
  * its log, or write it now when it does not fit. No communication. */
-int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+int coll_kept_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
                       const flat_type *mt, int64_t total, int64_t *moved);
 
 /* Run the exchange-and-I/O cycles. total: this rank's data bytes (already

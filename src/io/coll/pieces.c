@@ -1,5 +1,5 @@
 /* File pieces gathered from several ranks, written with few system calls:
- * the small-write funnel (small.c) and kept collective writes (behind.c). */
+ * the small-write funnel (small.c) and kept collective writes (kept.c). */
 #include <stdlib.h>
 #include <sys/uio.h>
 #include "io/coll/coll_internal.h"

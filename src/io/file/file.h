@@ -48,11 +48,11 @@ struct pario_file {
                                        blocks average under COLL_TINY_BLOCK (agreed) */
     int dense_views;                /* every rank's view spreads its data at most
                                        COLL_MAX_SPREAD times (agreed) */
-    struct log_window *log;         /* kept collective writes (io/coll/behind.c) */
-    struct log_cache *log_cache;    /* windows parked on the program's communicator */
-    int log_pending;                /* a collective write was kept on some rank since the
+    struct kept_window *kept;         /* kept collective writes (io/coll/kept.c) */
+    struct kept_cache *kept_cache;    /* windows parked on the program's communicator */
+    int kept_pending;                /* a collective write was kept on some rank since the
                                        last flush (the same on every rank) */
-    int log_failed;                 /* no shared window could be made: keep nothing */
+    int kept_failed;                 /* no shared window could be made: keep nothing */
     char *path;
     int amode;
     io_handle io;

@@ -99,7 +99,7 @@ static void file_free(pario_file *fh) {
         return;
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
-    io_coll_log_detach(fh);
+    io_coll_kept_detach(fh);
     free(fh->cb_ranks);
     free(fh->coll_ranges);
     free(fh->coll_share);
@@ -125,7 +125,7 @@ static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out
         return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
     }
     MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
-    fh->log_cache = io_coll_log_cache(comm);
+    fh->kept_cache = io_coll_kept_cache(comm);
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nranks);
     *out = fh;
@@ -180,7 +180,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     if (!fh)
         return pario_fail(err, PARIO_ERR_FILE, "close: invalid file handle");
     io_async_stop(fh);               /* pending nonblocking accesses finish first */
-    int lrc = io_coll_log_flush(fh); /* then the kept collective writes (agreed) */
+    int lrc = io_coll_kept_flush(fh); /* then the kept collective writes (agreed) */
     io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, io_report_held(fh, rc, err), err);

@@ -10,7 +10,7 @@
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
     io_async_drain(fh); /* what was started before is made durable too */
-    int rc = io_coll_log_flush(fh);
+    int rc = io_coll_kept_flush(fh);
     if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
         rc = fh->io.drv->sync(&fh->io, err);
     rc = io_report_held(fh, rc, err); /* an own collective read that failed */
@@ -19,7 +19,7 @@ int pario_file_sync(pario_file *fh) {
 
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
-    int rc = io_coll_log_write_own(fh); /* this rank's kept writes count */
+    int rc = io_coll_kept_write_own(fh); /* this rank's kept writes count */
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
     *size = s;
@@ -29,7 +29,7 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
 static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op) {
     pario_error *err = &fh->last;
     io_async_drain(fh);
-    int rc = io_coll_log_flush(fh);
+    int rc = io_coll_kept_flush(fh);
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
     if (size < 0)
@@ -88,7 +88,7 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  *   holes ever sieve a write, so while no rank's does (always the case with
  *   the default view), plain writes skip the two fcntl calls of a lock.
  * - When every rank's view is contiguous in a regular file, small
- *   collective writes may be kept behind (io/coll/behind.c).
+ *   collective writes may be kept behind (io/coll/kept.c).
  * - When no view spreads its data too thinly (COLL_MAX_SPREAD), collective
  *   reads on one node are each rank's own, and so are collective writes
  *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK). */
@@ -119,7 +119,7 @@ int io_file_settle(pario_file *fh, pario_error *err) {
 }
 
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
-    int rc = io_coll_log_flush(fh); /* kept under the hints in effect until now */
+    int rc = io_coll_kept_flush(fh); /* kept under the hints in effect until now */
     io_hints_apply_info(&fh->hints, info);
     if (rc == PARIO_OK)
         rc = io_file_settle(fh, &fh->last);
@@ -128,7 +128,7 @@ int pario_file_set_info(pario_file *fh, MPI_Info info) {
 
 int pario_file_set_atomicity(pario_file *fh, int flag) {
     long long mine = !!flag;
-    int rc = io_coll_log_flush(fh);
+    int rc = io_coll_kept_flush(fh);
     if (rc == PARIO_OK)
         rc = io_check_same(fh->comm, &mine, 1, "set_atomicity", "flags", fh->path, &fh->last);
     if (rc == PARIO_OK)
@@ -145,7 +145,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
                         const char *datarep, MPI_Info info) {
     pario_error *err = &fh->last;
     io_async_drain(fh);             /* pending requests run on the view being replaced */
-    int rc = io_coll_log_flush(fh); /* kept writes belong to the view being replaced */
+    int rc = io_coll_kept_flush(fh); /* kept writes belong to the view being replaced */
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
     if (disp == MPI_DISPLACEMENT_CURRENT) {
@@ -211,7 +211,7 @@ int pario_file_seek(pario_file *fh, MPI_Offset offset, int whence) {
 
 int io_eof_position(pario_file *fh, MPI_Offset *etypes) {
     int64_t size = 0, pos = 0;
-    int rc = io_coll_log_write_own(fh); /* this rank's kept writes count */
+    int rc = io_coll_kept_write_own(fh); /* this rank's kept writes count */
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
     if (rc == PARIO_OK)

@@ -74,7 +74,7 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
-        rc = io_coll_log_write_own(fh);
+        rc = io_coll_kept_write_own(fh);
     if (rc == PARIO_OK)
         rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
     rw_advance(fh, c, moved);

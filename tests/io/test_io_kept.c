@@ -1,4 +1,4 @@
-/* Collective writes kept behind (io/coll/behind.c): with contiguous views on
+/* Collective writes kept behind (io/coll/kept.c): with contiguous views on
  * one node, small collective writes wait in each rank's log until a
  * collective point writes them. Checked here, byte for byte:
  *   - interleaved 4 KiB and odd-sized parts from every rank, with contiguous

@@ -42,9 +42,9 @@
 #include "io/indep/cursor.h"
 
 /* Pieces one rank's slice holds. */
-#define LOG_PIECES 4096
+#define KEPT_PIECES 4096
 /* Largest sum of all ranks' slices. */
-#define LOG_ALL_MAX ((int64_t)1 << 30)
+#define KEPT_ALL_MAX ((int64_t)1 << 30)
 /* Most ranks that keep writes (each has a slice of the window). */
 #define LOG_MAX_RANKS 64
 /* Largest well-formed part kept (a part that starts and ends on stripe-unit
@@ -57,13 +57,13 @@
  * 2944 and 2326; keeping well-formed parts up to 32 KiB only, 3039 and
  * 3007, 3954 and 3902. hard-coll (47,008 B, never well-formed): kept 2493
  * and 2767, written at once 1973 and 1913. */
-#define LOG_KEEP_MAX ((int64_t)32 << 10)
+#define KEPT_PART_MAX ((int64_t)32 << 10)
 
 /* A kept piece: file extent, the collective call it came from, where its
  * bytes are in the slice's data. */
-typedef struct log_piece {
+typedef struct kept_piece {
     int64_t off, len, seq, at;
-} log_piece;
+} kept_piece;
 
 /* The head of every slice. The lock and the failure record are used in
  * rank 0's slice only. */
@@ -76,13 +76,13 @@ typedef struct slice_head {
     char msg[PARIO_ERROR_MSG_MAX]; /* ... and its message */
 } slice_head;
 
-typedef struct log_window log_window;
-typedef struct log_cache log_cache;
+typedef struct kept_window kept_window;
+typedef struct kept_cache kept_cache;
 
-/* One window: every rank's slice is a head, a ring of LOG_PIECES pieces
- * (piece i at i % LOG_PIECES) and cap bytes of data in two halves. A rank
+/* One window: every rank's slice is a head, a ring of KEPT_PIECES pieces
+ * (piece i at i % KEPT_PIECES) and cap bytes of data in two halves. A rank
  * fills one half while the other may still be waiting to be written. */
-struct log_window {
+struct kept_window {
     MPI_Win win;
     int locked; /* in its passive-target epoch (MPI_Win_lock_all) */
     int nranks, rank;
@@ -97,34 +97,34 @@ struct log_window {
 };
 
 /* The windows parked on a communicator, shared by the files opened on it. */
-struct log_cache {
+struct kept_cache {
     int refs;         /* the attribute's and every open file's */
     int attached;     /* still an attribute of the communicator */
-    log_window *idle; /* a window no file uses */
+    kept_window *idle; /* a window no file uses */
 };
 
-static slice_head *head_of(const log_window *w, int r) {
+static slice_head *head_of(const kept_window *w, int r) {
     return (slice_head *)w->slice[r];
 }
 
-static log_piece *pieces_of(const log_window *w, int r) {
-    return (log_piece *)(w->slice[r] + sizeof(slice_head));
+static kept_piece *pieces_of(const kept_window *w, int r) {
+    return (kept_piece *)(w->slice[r] + sizeof(slice_head));
 }
 
-static char *data_of(const log_window *w, int r) {
-    return w->slice[r] + sizeof(slice_head) + LOG_PIECES * sizeof(log_piece);
+static char *data_of(const kept_window *w, int r) {
+    return w->slice[r] + sizeof(slice_head) + KEPT_PIECES * sizeof(kept_piece);
 }
 
 /* ---- the window ---------------------------------------------------------------------- */
 
 /* After MPI_Finalize began: the window is MPI's to tear down. */
-static void window_forget(log_window *w) {
+static void window_forget(kept_window *w) {
     free(w->slice);
     free(w->all);
     free(w);
 }
 
-static void window_free(log_window *w) {
+static void window_free(kept_window *w) {
     if (!w)
         return;
     if (w->win != MPI_WIN_NULL) {
@@ -149,9 +149,9 @@ static int init_lock(slice_head *h) {
 }
 
 /* Where every slice is; rank 0 makes the lock. */
-static int window_map(log_window *w) {
+static int window_map(kept_window *w) {
     w->slice = malloc((size_t)w->nranks * sizeof *w->slice);
-    w->all = malloc((size_t)w->nranks * LOG_PIECES * sizeof *w->all);
+    w->all = malloc((size_t)w->nranks * KEPT_PIECES * sizeof *w->all);
     if (!w->slice || !w->all)
         return PARIO_ERR_NO_MEM;
     for (int r = 0; r < w->nranks; r++) {
@@ -169,8 +169,8 @@ static int window_map(log_window *w) {
 
 /* Collective: a new window of cap bytes of data per rank; *out NULL when
  * it could not be made on some rank (the same on every rank). */
-static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
-    log_window *w = calloc(1, sizeof *w);
+static int window_new(MPI_Comm comm, int64_t cap, kept_window **out) {
+    kept_window *w = calloc(1, sizeof *w);
     int rc = w ? PARIO_OK : PARIO_ERR_NO_MEM;
     if (w) {
         w->win = MPI_WIN_NULL;
@@ -178,7 +178,7 @@ static int window_new(MPI_Comm comm, int64_t cap, log_window **out) {
         MPI_Comm_rank(comm, &w->rank);
         MPI_Comm_size(comm, &w->nranks);
         char *base = NULL;
-        MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + LOG_PIECES * sizeof(log_piece) + cap);
+        MPI_Aint bytes = (MPI_Aint)(sizeof(slice_head) + KEPT_PIECES * sizeof(kept_piece) + cap);
         if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &base, &w->win) != MPI_SUCCESS)
             rc = PARIO_ERR_NO_MEM;
         else /* failures come back as codes, as on the file's communicator */
@@ -206,7 +206,7 @@ static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static int cache_keyval = MPI_KEYVAL_INVALID;
 static atomic_int finalizing;
 
-static void cache_release(log_cache *c) {
+static void cache_release(kept_cache *c) {
     if (c && --c->refs == 0) {
         window_free(c->idle);
         free(c);
@@ -218,7 +218,7 @@ static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;
     (void)extra;
-    log_cache *c = value;
+    kept_cache *c = value;
     c->attached = 0;
     if (c->idle && atomic_load(&finalizing))
         window_forget(c->idle);
@@ -247,11 +247,11 @@ static void cache_keyval_create(void) {
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
 }
 
-log_cache *io_coll_log_cache(MPI_Comm comm) {
+kept_cache *io_coll_kept_cache(MPI_Comm comm) {
     pthread_once(&cache_once, cache_keyval_create);
     if (cache_keyval == MPI_KEYVAL_INVALID)
         return NULL;
-    log_cache *c = NULL;
+    kept_cache *c = NULL;
     int found = 0;
     if (MPI_Comm_get_attr(comm, cache_keyval, &c, &found) != MPI_SUCCESS)
         return NULL;
@@ -289,7 +289,7 @@ static int write_sorted(pario_file *fh, coll_piece *p, int64_t n) {
 /* The collective writes every rank has finished: all their pieces are
  * published (a rank publishes its piece of a call before it counts the
  * call done). */
-static int64_t calls_done_by_all(const log_window *w) {
+static int64_t calls_done_by_all(const kept_window *w) {
     int64_t d = INT64_MAX;
     for (int r = 0; r < w->nranks; r++) {
         int64_t x = atomic_load_explicit(&head_of(w, r)->done, memory_order_acquire);
@@ -304,13 +304,13 @@ static int64_t calls_done_by_all(const log_window *w) {
  * this rank (it must read its own writes). Pieces count as written even
  * when writing failed (the failure is recorded for the next collective
  * point), so no piece is written twice. */
-static int write_published(pario_file *fh, log_window *w, int mine_all) {
+static int write_published(pario_file *fh, kept_window *w, int mine_all) {
     int64_t upto[LOG_MAX_RANKS], n = 0, limit = calls_done_by_all(w);
     for (int r = 0; r < w->nranks; r++) {
         int64_t end = atomic_load_explicit(&head_of(w, r)->committed, memory_order_acquire);
         int64_t i = atomic_load_explicit(&head_of(w, r)->consumed, memory_order_relaxed);
         for (; i < end; i++) {
-            const log_piece *p = &pieces_of(w, r)[i % LOG_PIECES];
+            const kept_piece *p = &pieces_of(w, r)[i % KEPT_PIECES];
             if (p->seq > limit && !(mine_all && r == w->rank))
                 break;
             w->all[n++] = (coll_piece){p->off, p->len, p->seq, data_of(w, r) + p->at};
@@ -328,15 +328,15 @@ static int write_published(pario_file *fh, log_window *w, int mine_all) {
     return rc;
 }
 
-static int write_all_published(pario_file *fh, log_window *w, int mine_all) {
+static int write_all_published(pario_file *fh, kept_window *w, int mine_all) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
     int rc = write_published(fh, w, mine_all);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
 }
 
-int io_coll_log_write_own(pario_file *fh) {
-    return fh->log ? write_all_published(fh, fh->log, 1) : PARIO_OK;
+int io_coll_kept_write_own(pario_file *fh) {
+    return fh->kept ? write_all_published(fh, fh->kept, 1) : PARIO_OK;
 }
 
 /* ---- the call ------------------------------------------------------------------------- */
@@ -351,7 +351,7 @@ static int message_free(const pario_file *fh) {
 int coll_behind_applies(const pario_file *fh, int write) {
     return write && message_free(fh) && !(fh->amode & MPI_MODE_RDONLY) &&
            fh->hints.cb_write == IO_AUTOMATIC && fh->hints.cb_write_behind != IO_DISABLE &&
-           fh->nranks <= LOG_MAX_RANKS && !fh->log_failed;
+           fh->nranks <= LOG_MAX_RANKS && !fh->kept_failed;
 }
 
 /* Data bytes of one slice. The whole window is two two-phase cycles
@@ -367,31 +367,31 @@ int coll_behind_applies(const pario_file *fh, int write) {
 static int64_t slice_cap(const pario_file *fh) {
     int64_t all = 2 * fh->hints.cb_cycle_size;
     all = all < fh->hints.cb_buffer_size ? all : fh->hints.cb_buffer_size;
-    all = all < LOG_ALL_MAX ? all : LOG_ALL_MAX;
+    all = all < KEPT_ALL_MAX ? all : KEPT_ALL_MAX;
     return all / fh->nranks / 64 * 64;
 }
 
 /* Collective (every rank keeps the same calls): this file's window, taken
  * from the communicator's cache when one of the right size is parked there,
  * else made (and a parked one of another size dropped). */
-static log_window *log_get(pario_file *fh) {
+static kept_window *kept_get(pario_file *fh) {
     int64_t cap = slice_cap(fh);
-    if (fh->log && fh->log->cap == cap)
-        return fh->log;
-    log_cache *c = fh->log_cache;
-    io_coll_log_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
+    if (fh->kept && fh->kept->cap == cap)
+        return fh->kept;
+    kept_cache *c = fh->kept_cache;
+    io_coll_kept_release(fh); /* empty: set_info flushed it before cb_buffer_size changed */
     if (c && c->idle && c->idle->cap == cap) {
-        fh->log = c->idle;
+        fh->kept = c->idle;
         c->idle = NULL;
-        return fh->log;
+        return fh->kept;
     }
     if (c && c->idle) {
         window_free(c->idle);
         c->idle = NULL;
     }
-    if (window_new(fh->comm, cap, &fh->log) != PARIO_OK)
-        fh->log_failed = 1; /* the same on every rank: keep nothing on this file */
-    return fh->log;
+    if (window_new(fh->comm, cap, &fh->kept) != PARIO_OK)
+        fh->kept_failed = 1; /* the same on every rank: keep nothing on this file */
+    return fh->kept;
 }
 
 /* Room for total bytes in the half this rank fills. When it lacks it, the
@@ -401,8 +401,8 @@ static log_window *log_get(pario_file *fh) {
  * only for calls before the current one, which every rank finishes without
  * this rank's help (collective calls may synchronise), and a half holds
  * many calls, so the ranks drift apart by at most half a slice. */
-static int make_room(pario_file *fh, log_window *w, int64_t total) {
-    if (w->pos + total <= w->cap / 2 && w->in_half < LOG_PIECES / 2)
+static int make_room(pario_file *fh, kept_window *w, int64_t total) {
+    if (w->pos + total <= w->cap / 2 && w->in_half < KEPT_PIECES / 2)
         return PARIO_OK;
     slice_head *mine = head_of(w, w->rank), *h0 = head_of(w, 0);
     int rc = PARIO_OK, other = 1 - w->half, tried = 0;
@@ -423,7 +423,7 @@ static int make_room(pario_file *fh, log_window *w, int64_t total) {
 }
 
 /* Copy the part into the slice and publish it. */
-static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Count count,
+static int keep(kept_window *w, int64_t off, int64_t seq, const void *buf, MPI_Count count,
                 const flat_type *mt, int64_t total) {
     io_mem_cursor m;
     int rc = io_mem_open(&m, mt, (void *)buf, count, 0);
@@ -438,7 +438,7 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     io_mem_close(&m);
     slice_head *mine = head_of(w, w->rank);
     int64_t n = atomic_load_explicit(&mine->committed, memory_order_relaxed);
-    pieces_of(w, w->rank)[n % LOG_PIECES] = (log_piece){off, total, seq, at};
+    pieces_of(w, w->rank)[n % KEPT_PIECES] = (kept_piece){off, total, seq, at};
     w->pos += total;
     w->in_half++;
     w->end_of[w->half] = n + 1;
@@ -446,15 +446,15 @@ static int keep(log_window *w, int64_t off, int64_t seq, const void *buf, MPI_Co
     return PARIO_OK;
 }
 
-static int worth_keeping(const pario_file *fh, const log_window *w, int64_t off, int64_t total) {
+static int worth_keeping(const pario_file *fh, const kept_window *w, int64_t off, int64_t total) {
     int64_t unit = fh->hints.striping_unit;
     int well_formed = off % unit == 0 && total % unit == 0;
-    return total <= w->cap / 2 && (total <= LOG_KEEP_MAX || !well_formed);
+    return total <= w->cap / 2 && (total <= KEPT_PART_MAX || !well_formed);
 }
 
 /* This rank's part of call seq: kept, or written now when it is too large
  * to keep (or there is no window). */
-static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, const void *buf,
+static int write_part(pario_file *fh, kept_window *w, int64_t seq, int64_t pos, const void *buf,
                       MPI_Count count, const flat_type *mt, int64_t total, int64_t *moved) {
     int64_t off = 0;
     int rc = view_byte_of_pos(&fh->view, pos, &off);
@@ -466,14 +466,14 @@ static int write_part(pario_file *fh, log_window *w, int64_t seq, int64_t pos, c
         return rc;
     }
     if (rc == PARIO_OK) /* after this rank's kept pieces */
-        rc = io_coll_log_write_own(fh);
+        rc = io_coll_kept_write_own(fh);
     return rc == PARIO_OK ? io_access_flat(fh, 1, pos, (void *)buf, count, mt, moved) : rc;
 }
 
-int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
+int coll_kept_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_Count count,
                       const flat_type *mt, int64_t total, int64_t *moved) {
-    fh->log_pending = 1; /* every rank: the next collective point writes the slices */
-    log_window *w = log_get(fh);
+    fh->kept_pending = 1; /* every rank: the next collective point writes the slices */
+    kept_window *w = kept_get(fh);
     int64_t seq = w ? ++w->calls : 0; /* the same on every rank */
     if (rc == PARIO_OK && total > 0)
         rc = write_part(fh, w, seq, pos, buf, count, mt, total, moved);
@@ -486,7 +486,7 @@ int coll_behind_write(pario_file *fh, int rc, int64_t pos, const void *buf, MPI_
 
 /* Rank 0: the first failure of any write of kept pieces since the last
  * collective point (this one's included), then none. */
-static int take_failure(pario_file *fh, log_window *w, int rc) {
+static int take_failure(pario_file *fh, kept_window *w, int rc) {
     slice_head *h0 = head_of(w, 0);
     pthread_mutex_lock(&h0->lock);
     if (h0->failed) {
@@ -497,11 +497,11 @@ static int take_failure(pario_file *fh, log_window *w, int rc) {
     return rc;
 }
 
-int io_coll_log_flush(pario_file *fh) {
-    if (!fh->log_pending)
+int io_coll_kept_flush(pario_file *fh) {
+    if (!fh->kept_pending)
         return PARIO_OK;
-    fh->log_pending = 0;
-    log_window *w = fh->log;
+    fh->kept_pending = 0;
+    kept_window *w = fh->kept;
     if (!w)
         return PARIO_OK;
     int rc = PARIO_OK;
@@ -517,17 +517,17 @@ int io_coll_log_flush(pario_file *fh) {
     return rc;
 }
 
-void io_coll_log_release(pario_file *fh) {
-    log_cache *c = fh->log_cache;
-    if (fh->log && c && c->attached && !c->idle)
-        c->idle = fh->log; /* parked for the next file on the communicator */
+void io_coll_kept_release(pario_file *fh) {
+    kept_cache *c = fh->kept_cache;
+    if (fh->kept && c && c->attached && !c->idle)
+        c->idle = fh->kept; /* parked for the next file on the communicator */
     else
-        window_free(fh->log);
-    fh->log = NULL;
+        window_free(fh->kept);
+    fh->kept = NULL;
 }
 
-void io_coll_log_detach(pario_file *fh) {
-    io_coll_log_release(fh);
-    cache_release(fh->log_cache);
-    fh->log_cache = NULL;
+void io_coll_kept_detach(pario_file *fh) {
+    io_coll_kept_release(fh);
+    cache_release(fh->kept_cache);
+    fh->kept_cache = NULL;
 }
