@@ -137,6 +137,17 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
                     &fh->last);
 }
 
+/* Each rank's own collective read (its arguments checked by it alone). It
+ * sends no message, so a failed access fails this rank at once and is held
+ * for the next sync or close, which report it on every rank. */
+static int own_read(coll_call *c) {
+    pario_file *fh = c->fh;
+    int rc = io_access(fh, 0, c->pos, c->buf, c->count, c->type, &c->moved);
+    if (rc != PARIO_OK)
+        io_hold_failure(fh);
+    return rc;
+}
+
 static int run_call(coll_call *c, int check) {
     pario_file *fh = c->fh;
     coll_route first = coll_route_first(fh, c->write);
@@ -147,8 +158,7 @@ static int run_call(coll_call *c, int check) {
     }
     if (first == COLL_ROUTE_OWN_READ) {
         coll_route_count(fh, first);
-        return check != PARIO_OK ? check
-                                 : io_access(fh, 0, c->pos, c->buf, c->count, c->type, &c->moved);
+        return check != PARIO_OK ? check : own_read(c);
     }
     int rc = call_prepare(c, check);
     if (first == COLL_ROUTE_KEPT) {

@@ -1,6 +1,8 @@
 /* Storage drivers: the small table of operations the io layer needs from a
  * file system. `posix` stores a file as one file; other drivers (striping
- * over several targets) implement the same table. */
+ * over several targets) implement the same table. Every driver makes its
+ * storage system calls through sys.h (io_sys_pwrite, ...) and calls
+ * io_sys_setup on open, so the fault injection of the tests reaches it. */
 #ifndef PARIO_IO_DRIVER_H
 #define PARIO_IO_DRIVER_H
 

@@ -13,6 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "common/error.h"
+#include "io/driver/sys.h"
 
 /* Largest single read(2)/write(2) Linux performs (MAX_RW_COUNT). */
 #define POSIX_MAX_IO ((int64_t)0x7ffff000)
@@ -22,6 +23,7 @@
 #define POSIX_CREATE_MODE 0666
 
 static int posix_open(io_handle *h, const char *path, int flags, pario_error *err) {
+    io_sys_setup(); /* fault injection and counting, when the environment asks */
     int oflags = 0;
     int rw = flags & (IO_OPEN_READ | IO_OPEN_WRITE);
     if (rw == (IO_OPEN_READ | IO_OPEN_WRITE))
@@ -62,7 +64,7 @@ static void reserve_blocks(io_handle *h, int64_t off, int64_t len) {
     int64_t min = atomic_load_explicit(&h->prealloc_min, memory_order_relaxed);
     if (min < 0 || len < min || !h->regular || len == 0)
         return;
-    if (fallocate(h->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) != 0 &&
+    if (io_sys_fallocate(h->fd, FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) != 0 &&
         (errno == EOPNOTSUPP || errno == ENOSYS))
         atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
 }
@@ -81,7 +83,7 @@ static int posix_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_
     int64_t got = 0;
     while (got < len) {
         int64_t want = len - got < POSIX_MAX_IO ? len - got : POSIX_MAX_IO;
-        ssize_t n = pread(h->fd, p + got, (size_t)want, (off_t)(off + got));
+        ssize_t n = io_sys_pread(h->fd, p + got, (size_t)want, (off_t)(off + got));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -96,14 +98,13 @@ static int posix_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_
     return PARIO_OK;
 }
 
-static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
-                        pario_error *err) {
+static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off, pario_error *err) {
     const char *p = buf;
     int64_t put = 0;
     reserve_blocks(h, off, len);
     while (put < len) {
         int64_t want = len - put < POSIX_MAX_IO ? len - put : POSIX_MAX_IO;
-        ssize_t n = pwrite(h->fd, p + put, (size_t)want, (off_t)(off + put));
+        ssize_t n = io_sys_pwrite(h->fd, p + put, (size_t)want, (off_t)(off + put));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -145,7 +146,7 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
         struct iovec *cur = local;
         int left = n;
         while (left > 0) {
-            ssize_t w = pwritev(h->fd, cur, left, (off_t)off);
+            ssize_t w = io_sys_pwritev(h->fd, cur, left, (off_t)off);
             if (w < 0 && errno == EINTR)
                 continue;
             if (w < 0)
@@ -162,7 +163,7 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
 }
 
 static int posix_sync(io_handle *h, pario_error *err) {
-    if (fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS)
+    if (io_sys_fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS)
         return pario_fail_errno(err, errno, "sync", h->path);
     return PARIO_OK;
 }
@@ -178,7 +179,7 @@ static int posix_get_size(io_handle *h, int64_t *size, pario_error *err) {
 static int posix_set_size(io_handle *h, int64_t size, pario_error *err) {
     int rc;
     do
-        rc = ftruncate(h->fd, (off_t)size);
+        rc = io_sys_ftruncate(h->fd, (off_t)size);
     while (rc != 0 && errno == EINTR);
     return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "truncate", h->path);
 }
@@ -188,7 +189,7 @@ static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
     int rc = posix_get_size(h, &cur, err);
     if (rc != PARIO_OK || size <= cur)
         return rc;
-    int e = posix_fallocate(h->fd, 0, (off_t)size);
+    int e = io_sys_posix_fallocate(h->fd, 0, (off_t)size);
     if (e == 0)
         return PARIO_OK;
     if (e == EOPNOTSUPP || e == EINVAL)

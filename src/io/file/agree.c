@@ -21,6 +21,22 @@ int io_agree(MPI_Comm comm, int rc, pario_error *err) {
     return shared.code;
 }
 
+void io_hold_failure(pario_file *fh) {
+    if (fh->held.code == PARIO_OK)
+        pario_fail(&fh->held, fh->last.code, "an earlier collective read failed: %.440s",
+                   fh->last.msg);
+}
+
+int io_report_held(pario_file *fh, int rc, pario_error *err) {
+    if (rc != PARIO_OK || fh->held.code == PARIO_OK)
+        return rc;
+    rc = fh->held.code;
+    if (err)
+        *err = fh->held;
+    pario_error_clear(&fh->held);
+    return rc;
+}
+
 int io_file_result(pario_file *fh, int rc) {
     if (rc == PARIO_OK)
         pario_error_clear(&fh->last);

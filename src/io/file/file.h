@@ -70,6 +70,9 @@ struct pario_file {
     MPI_Offset fp;                /* individual file pointer, in etypes of the view */
     int atomic;                   /* atomic mode (set_atomicity) */
     pario_error last;             /* last failure on this file */
+    pario_error held;             /* a failed access of a collective call that sent no message
+                                     (each rank's own collective read): the next sync or close
+                                     reports it on every rank (io_report_held) */
     io_scratch scratch;           /* buffers reused by data access on this file */
     MPI_Win shared_win;           /* the shared file pointer: one int64 on rank 0 */
     void *shared_mem;             /* its memory when MPI could not allocate the window itself */
@@ -117,6 +120,16 @@ int io_agree(MPI_Comm comm, int rc, pario_error *err);
  * else PARIO_ERR_NOT_SAME with "<call> <path>: ranks passed different <what>". */
 int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call, const char *what,
                   const char *path, pario_error *err);
+
+/* A collective call that sent no message failed in its access on this rank
+ * (fh->last): keep the failure for the next sync or close, where every rank
+ * agrees on the outcome anyway, so the other ranks learn of it without a
+ * message in the call itself. The first one is kept. */
+void io_hold_failure(pario_file *fh);
+/* At a sync or close whose own outcome on this rank is rc: a held failure
+ * becomes the outcome when rc is PARIO_OK (copied into err, which may be
+ * NULL) and is then forgotten. Returns the outcome to agree on. */
+int io_report_held(pario_file *fh, int rc, pario_error *err);
 
 /* Record a failure in fh->last and return its code (PARIO_OK clears it). */
 int io_file_result(pario_file *fh, int rc);

@@ -188,7 +188,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     int lrc = io_coll_kept_flush(fh); /* then the kept collective writes (agreed) */
     io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
-    rc = io_agree(fh->comm, rc, err);
+    rc = io_agree(fh->comm, io_report_held(fh, rc, err), err);
     if (lrc != PARIO_OK) {
         rc = lrc;
         if (err)

@@ -13,6 +13,7 @@ int pario_file_sync(pario_file *fh) {
     int rc = io_coll_kept_flush(fh);
     if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
         rc = fh->io.drv->sync(&fh->io, err);
+    rc = io_report_held(fh, rc, err); /* an own collective read that failed */
     return io_file_result(fh, io_agree(fh->comm, rc, err));
 }
 
