@@ -123,8 +123,8 @@ int main(int argc, char **argv) {
                     uint32_t home = blocks[b] == 0 ? n - 1 : 0;
                     pario_pgas_array a = make(count, blocks[b], sizes[s], n, home);
                     model_layout(count, blocks[b], sizes[s], n, home, m);
-                    int c = check_pointers(&a, m) + check_affinity(&a, m, n) +
-                            check_associative(&a);
+                    int c =
+                        check_pointers(&a, m) + check_affinity(&a, m, n) + check_associative(&a);
                     if (c)
                         fprintf(stderr, "layout n=%u B=%llu es=%u count=%llu: %d wrong\n", n,
                                 (unsigned long long)blocks[b], sizes[s], (unsigned long long)count,
