@@ -310,7 +310,8 @@ static inline pario_pgas_ptr pario_pgas_elem(const pario_pgas_array *a, uint64_t
 static inline void *pario_pgas_cast(const pario_pgas *ctx, pario_pgas_ptr p) {
     const pario_pgas_local_map *m = pario_pgas_map(ctx);
     if (p.nranks != m->nranks || p.rank >= m->nranks || !m->base[p.rank] || p.elem_size == 0 ||
-        p.addr < m->heap_lo || p.addr >= m->heap_hi || p.elem_size > m->heap_hi - p.addr)
+        p.phase > (p.block ? p.block - 1 : 0) || p.addr < m->heap_lo || p.addr >= m->heap_hi ||
+        p.elem_size > m->heap_hi - p.addr)
         return NULL;
     return m->base[p.rank] + p.addr;
 }
