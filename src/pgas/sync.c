@@ -42,9 +42,10 @@ static int wait_reduction(pario_pgas *ctx) {
 
 /* Mismatch among the notify values, or between them and wait's value. */
 static int check_values(pario_pgas *ctx, int64_t value) {
-    int64_t max = ctx->barrier_recv[0], min = -ctx->barrier_recv[1];
+    int64_t max = ctx->barrier_recv[0];
     if (max == INT64_MIN) /* nobody gave a value */
         return PARIO_OK;
+    int64_t min = -ctx->barrier_recv[1]; /* some rank gave one: not INT64_MIN */
     if (max != min)
         return pgas_fail(ctx, PARIO_ERR_NOT_SAME,
                          "pgas: barrier: ranks notified different values (%lld .. %lld)",
