@@ -424,8 +424,8 @@ static inline int pario_pgas_has_affinity_int(const pario_pgas *ctx, int64_t i) 
 int pario_pgas_barrier(pario_pgas *ctx, int64_t value);
 /* Split-phase barrier (upc_notify / upc_wait). notify completes the caller's
  * accesses and returns at once; wait returns when every rank has notified.
- * The values of notify and wait are matched as for barrier (wait's value is
- * compared with the values of every rank's notify). A second notify before
+ * The values of notify are matched as for barrier; a value given to wait
+ * that differs from the notified one fails on that rank only. A second notify before
  * wait, or wait without notify: PARIO_ERR_REQUEST. Between them the rank may
  * do local work and relaxed accesses; it may not call another collective. */
 int pario_pgas_notify(pario_pgas *ctx, int64_t value);
