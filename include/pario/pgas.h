@@ -141,7 +141,8 @@ typedef struct pario_pgas_config {
  * failure (may be NULL). */
 int pario_pgas_init(MPI_Comm comm, const pario_pgas_config *cfg, pario_pgas **ctx,
                     pario_error *err);
-/* Collective. Frees the context (and every array and lock in it); *ctx = NULL. */
+/* Collective. Frees the context (and every array and lock in it); *ctx = NULL.
+ * A notify still waiting for its wait is completed first. */
 int pario_pgas_finalize(pario_pgas **ctx);
 const pario_error *pario_pgas_last_error(const pario_pgas *ctx);
 /* The gas team underneath (for mixing gas calls with pgas ones). */

@@ -216,13 +216,14 @@ int pario_pgas_finalize(pario_pgas **pctx) {
     pario_pgas *ctx = pctx ? *pctx : NULL;
     if (!ctx)
         return PARIO_ERR_ARG;
+    /* A notify without its wait: complete it (MPI forbids freeing the
+     * request of a pending non-blocking collective). */
+    int rc = ctx->notified ? pario_pgas_wait(ctx, PARIO_PGAS_ANY) : PARIO_OK;
     /* Nobody may still be waiting for this rank's book or atomics. */
-    int rc = pario_gas_barrier(ctx->team);
-    if (ctx->barrier_req != MPI_REQUEST_NULL)
-        MPI_Request_free(&ctx->barrier_req);
+    int brc = pario_gas_barrier(ctx->team);
     release(ctx);
     *pctx = NULL;
-    return rc;
+    return rc != PARIO_OK ? rc : brc;
 }
 
 const pario_error *pario_pgas_last_error(const pario_pgas *ctx) {
