@@ -1,0 +1,473 @@
+/* pario pgas: UPC-style shared arrays on the gas layer.
+ *
+ * The concepts are those of the UPC 1.3 specification, offered as a C library:
+ * a UPC programmer should recognise every one of them.
+ *
+ *   UPC                                   pgas
+ *   THREADS, MYTHREAD                     pario_pgas_threads, pario_pgas_mythread
+ *   shared [B] T a[N] / upc_all_alloc     pario_pgas_all_alloc (count, elem size, B)
+ *   upc_global_alloc, upc_alloc           pario_pgas_global_alloc, pario_pgas_alloc
+ *   upc_all_free, upc_free                pario_pgas_all_free, pario_pgas_free
+ *   shared [B] T *p, p + n, p - q         pario_pgas_ptr, _ptr_add, _ptr_diff
+ *   upc_threadof/phaseof/addrfield        pario_pgas_threadof/phaseof/addrfield
+ *   upc_resetphase                        pario_pgas_resetphase
+ *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
+ *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
+ *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
+ *   upc_forall (...; &a[i])               pario_pgas_owned_next (owned block ranges)
+ *   upc_forall (...; i)                   pario_pgas_has_affinity_int
+ *   upc_barrier / upc_notify / upc_wait   pario_pgas_barrier / _notify / _wait
+ *   upc_fence                             pario_pgas_fence
+ *   upc_all_lock_alloc, upc_global_lock_alloc   pario_pgas_all_lock_alloc, _global_lock_alloc
+ *   upc_lock / upc_lock_attempt / upc_unlock    pario_pgas_lock_acquire / _attempt / _release
+ *   upc_lock_free, upc_all_lock_free      pario_pgas_lock_free, pario_pgas_all_lock_free
+ *
+ * ---- Context ----------------------------------------------------------------
+ * pario_pgas_init is collective over a communicator; its ranks are the UPC
+ * threads. The context owns a gas team and that team's one segment per rank,
+ * which holds the shared heap (below). Everything hangs off the context; there
+ * is no global state. A context is used by one thread at a time.
+ *
+ * ---- Shared heap --------------------------------------------------------------
+ * Every rank's segment holds two heaps of sizes fixed at init (the same on
+ * every rank):
+ *   - the symmetric heap: arrays with a block factor B >= 1. An allocation
+ *     reserves the same offset range on every rank (the range rank 0, which
+ *     holds the most blocks, needs), so an element's address on its owner
+ *     follows from the array's base offset by arithmetic alone. Rank 0 keeps
+ *     the book of this heap; other ranks ask it through active messages.
+ *   - the local heap: arrays with an indefinite block factor (B = 0, every
+ *     element on one rank) and locks. Each rank keeps the book of its own.
+ * Offset 0 of a segment is never part of a heap, so the zero pointer is never
+ * a valid pointer-to-shared. Requests to another rank's book (global_alloc,
+ * free of memory another rank keeps) are active messages served when that
+ * rank polls: any blocking pgas or gas call polls.
+ *
+ * ---- Layout -------------------------------------------------------------------
+ * An array has count elements of elem_size bytes (any size >= 1) and a block
+ * factor B (elements per block). Element i lives on rank (i / B) % nranks at
+ * phase i % B, at local element index ((i / B) / nranks) * B + i % B of that
+ * rank's part (all offsets in bytes are that times elem_size from the array's
+ * base offset). B = 0 (UPC's "shared []", indefinite) puts every element on
+ * one rank: rank 0 for all_alloc and global_alloc, the caller for alloc.
+ * B = PARIO_PGAS_BLOCK_FIT is UPC's "[*]": B = ceil(count / nranks), the
+ * largest block that gives every rank at most one block.
+ *
+ * ---- Pointers-to-shared -----------------------------------------------------
+ * A pario_pgas_ptr is a value (rank, phase, address) plus the type it points
+ * to (element size, block factor) and the number of ranks, so arithmetic needs
+ * nothing else. Being a value, it may be stored in shared memory and used by
+ * any rank of the same context. Adding n moves n elements on in array order:
+ * inside a block the address grows by elem_size, at the end of a block the
+ * pointer moves to phase 0 of the next rank, and after the last rank to the
+ * next block of rank 0 (UPC 6.4.2). With B = 0 only the address moves. The
+ * difference of two pointers into one array is the difference of their
+ * element indices. A pointer with nranks == 0 is the null pointer-to-shared.
+ *
+ * ---- Access and the memory model ---------------------------------------------
+ * Accesses are relaxed unless named strict (UPC's default):
+ *   - relaxed get/put/memget/memput/memcpy/memset: a blocking call; when it
+ *     returns, a get's data is in the buffer and a put's data is visible at
+ *     the owner (gas's remote completion). Relaxed accesses to different
+ *     locations may be seen by other ranks in any order until the next fence,
+ *     barrier, lock or unlock; the layer itself never reorders one rank's
+ *     accesses to the same location.
+ *   - strict get/put: pario_pgas_fence before and after the access, so it is
+ *     ordered after every earlier and before every later shared access of the
+ *     calling rank (UPC 5.1.2.3).
+ *   - pario_pgas_fence: gas quiet (every put of the rank remotely complete)
+ *     and a sequentially consistent thread fence (loads and stores through
+ *     cast-to-local pointers ordered too).
+ *   - barrier, and notify...wait: every access of every rank before its
+ *     notify is complete and visible to every rank after its wait.
+ *   - lock acquires (accesses after it see what the previous holder did
+ *     before unlock); unlock releases (fence first).
+ * The fast path: an element on the caller's rank or on a rank of the same
+ * node (gas maps node-local peers' segments) is read and written with a plain
+ * load/store through the mapping, inline in this header; other elements go
+ * through gas put/get (MPI RMA between nodes).
+ *
+ * ---- Errors -------------------------------------------------------------------
+ * Every function returns PARIO_OK or a pario_err code and keeps a message in
+ * the context (pario_pgas_last_error). No bad input crashes or hangs:
+ *   - index or range outside the array, a range running past the local block
+ *     of a cast: PARIO_ERR_ARG, the message names the index;
+ *   - a pointer that does not point into a shared heap (null, made up, of
+ *     another team size, address outside the heap): PARIO_ERR_ARG;
+ *   - freeing what is not allocated (twice, or never): PARIO_ERR_REQUEST;
+ *   - unlocking a lock the caller does not hold, freeing a held lock,
+ *     wait without notify, notify twice: PARIO_ERR_REQUEST;
+ *   - collective calls whose arguments differ across ranks (all_alloc sizes,
+ *     barrier values): PARIO_ERR_NOT_SAME on every rank;
+ *   - a heap too full: PARIO_ERR_NO_MEM; rank outside the team: PARIO_ERR_RANK.
+ * A collective call returns the same code on every rank.
+ */
+#ifndef PARIO_PGAS_H
+#define PARIO_PGAS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "pario/gas.h"
+#include "pario/pario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Block factor for UPC's "[*]": ceil(count / nranks) elements per block. */
+#define PARIO_PGAS_BLOCK_FIT UINT64_MAX
+/* Barrier value meaning "no expression" (UPC's plain upc_notify;). */
+#define PARIO_PGAS_ANY INT64_MIN
+
+typedef struct pario_pgas pario_pgas;
+
+/* Sizes of one rank's heaps. Zero fields take the defaults below. Every rank
+ * must pass the same sizes (else PARIO_ERR_NOT_SAME on every rank). */
+typedef struct pario_pgas_config {
+    size_t shared_heap_bytes; /* symmetric heap per rank (arrays with B >= 1) */
+    size_t local_heap_bytes;  /* local heap per rank (B = 0 arrays, locks) */
+} pario_pgas_config;
+
+/* Defaults: enough for the tests and small benchmarks while every rank of an
+ * 8-rank run on one machine still maps its peers' segments cheaply. */
+#define PARIO_PGAS_DEFAULT_SHARED_HEAP ((size_t)16 << 20)
+#define PARIO_PGAS_DEFAULT_LOCAL_HEAP ((size_t)4 << 20)
+
+/* ---- context -------------------------------------------------------------- */
+
+/* Collective over comm. cfg may be NULL (defaults). err gets the message of a
+ * failure (may be NULL). */
+int pario_pgas_init(MPI_Comm comm, const pario_pgas_config *cfg, pario_pgas **ctx,
+                    pario_error *err);
+/* Collective. Frees the context (and every array and lock in it); *ctx = NULL.
+ * A notify still waiting for its wait is completed first. */
+int pario_pgas_finalize(pario_pgas **ctx);
+const pario_error *pario_pgas_last_error(const pario_pgas *ctx);
+/* The gas team underneath (for mixing gas calls with pgas ones). */
+pario_gas_team *pario_pgas_team(pario_pgas *ctx);
+
+/* The part of a context that the inline functions below read. A context
+ * begins with it. Read-only for callers. */
+typedef struct pario_pgas_local_map {
+    unsigned char *const *base; /* [rank] mapped segment, NULL if not on this node */
+    uint64_t heap_lo;           /* first heap offset, the same in every segment */
+    uint64_t heap_hi;           /* end of the heaps */
+    uint32_t nranks;            /* THREADS */
+    uint32_t rank;              /* MYTHREAD */
+} pario_pgas_local_map;
+
+static inline const pario_pgas_local_map *pario_pgas_map(const pario_pgas *ctx) {
+    return (const pario_pgas_local_map *)(const void *)ctx;
+}
+static inline int pario_pgas_threads(const pario_pgas *ctx) {
+    return (int)pario_pgas_map(ctx)->nranks;
+}
+static inline int pario_pgas_mythread(const pario_pgas *ctx) {
+    return (int)pario_pgas_map(ctx)->rank;
+}
+
+/* ---- pointers-to-shared ----------------------------------------------------- */
+
+typedef struct pario_pgas_ptr {
+    uint64_t addr;      /* addrfield: byte offset in the owner's segment */
+    uint64_t phase;     /* phaseof: element index within its block (0 if B = 0) */
+    uint64_t block;     /* block factor B of the pointed-to type; 0 = indefinite */
+    uint32_t elem_size; /* bytes of the pointed-to type */
+    uint32_t rank;      /* threadof: owning rank */
+    uint32_t nranks;    /* ranks of the context; 0 = null pointer-to-shared */
+    uint32_t reserved;  /* zero */
+} pario_pgas_ptr;
+
+static inline int pario_pgas_ptr_is_null(pario_pgas_ptr p) {
+    return p.nranks == 0;
+}
+static inline int pario_pgas_threadof(pario_pgas_ptr p) {
+    return (int)p.rank;
+}
+static inline uint64_t pario_pgas_phaseof(pario_pgas_ptr p) {
+    return p.phase;
+}
+static inline uint64_t pario_pgas_addrfield(pario_pgas_ptr p) {
+    return p.addr;
+}
+static inline pario_pgas_ptr pario_pgas_resetphase(pario_pgas_ptr p) {
+    p.phase = 0;
+    return p;
+}
+
+/* Floor division for the arithmetic below (C's / truncates toward zero). */
+static inline int64_t pario_pgas_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* p + n elements in array order (n may be negative). */
+static inline pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p, int64_t n) {
+    int64_t es = (int64_t)p.elem_size;
+    if (p.block == 0) {
+        p.addr = (uint64_t)((int64_t)p.addr + n * es);
+        return p;
+    }
+    int64_t b = (int64_t)p.block, row = b * (int64_t)p.nranks;
+    int64_t pos = (int64_t)p.rank * b + (int64_t)p.phase + n; /* in the current row */
+    int64_t rows = pario_pgas_floordiv(pos, row);
+    int64_t in_row = pos - rows * row;
+    int64_t phase = in_row % b;
+    p.addr = (uint64_t)((int64_t)p.addr + (phase - (int64_t)p.phase) * es + rows * b * es);
+    p.rank = (uint32_t)(in_row / b);
+    p.phase = (uint64_t)phase;
+    return p;
+}
+
+/* p - q in elements, for two pointers into one array (same type). */
+static inline int64_t pario_pgas_ptr_diff(pario_pgas_ptr p, pario_pgas_ptr q) {
+    int64_t es = (int64_t)p.elem_size;
+    if (p.block == 0)
+        return ((int64_t)p.addr - (int64_t)q.addr) / es;
+    int64_t b = (int64_t)p.block;
+    int64_t rows =
+        (((int64_t)p.addr - (int64_t)p.phase * es) - ((int64_t)q.addr - (int64_t)q.phase * es)) /
+        (b * es);
+    int64_t pos_p = (int64_t)p.rank * b + (int64_t)p.phase;
+    int64_t pos_q = (int64_t)q.rank * b + (int64_t)q.phase;
+    return rows * b * (int64_t)p.nranks + pos_p - pos_q;
+}
+
+/* <0, 0, >0 as p is before, at or after q (pointers into one array). */
+static inline int pario_pgas_ptr_cmp(pario_pgas_ptr p, pario_pgas_ptr q) {
+    int64_t d = pario_pgas_ptr_diff(p, q);
+    return d < 0 ? -1 : d > 0;
+}
+static inline int pario_pgas_ptr_eq(pario_pgas_ptr p, pario_pgas_ptr q) {
+    return p.rank == q.rank && p.addr == q.addr && p.nranks == q.nranks;
+}
+
+/* The same location seen as another type (UPC's cast between pointer-to-
+ * shared types): rank and address are kept; the phase becomes 0 when the
+ * block factor or the element size changes (UPC 6.4.3). */
+static inline pario_pgas_ptr pario_pgas_ptr_retype(pario_pgas_ptr p, uint32_t elem_size,
+                                                   uint64_t block) {
+    if (p.block != block || p.elem_size != elem_size)
+        p.phase = 0;
+    p.elem_size = elem_size;
+    p.block = block;
+    return p;
+}
+
+/* ---- shared arrays ------------------------------------------------------------ */
+
+/* Where an array came from (decides who frees it and how). */
+typedef enum pario_pgas_origin {
+    PARIO_PGAS_ALL = 1, /* pario_pgas_all_alloc: collective */
+    PARIO_PGAS_GLOBAL,  /* pario_pgas_global_alloc: one rank, spread over all */
+    PARIO_PGAS_LOCAL,   /* pario_pgas_alloc: one rank, all on the caller */
+} pario_pgas_origin;
+
+/* A shared array: a value, like a pointer-to-shared; may be copied, stored in
+ * shared memory and used by any rank. base points at element 0. */
+typedef struct pario_pgas_array {
+    pario_pgas_ptr base;
+    uint64_t count; /* elements */
+    uint64_t id;    /* allocation serial: a second free of the same array fails */
+    uint32_t origin;
+    uint32_t reserved;
+} pario_pgas_array;
+
+/* Collective (upc_all_alloc): every rank passes the same count, elem_size and
+ * block (else PARIO_ERR_NOT_SAME on every rank) and gets the same array.
+ * block: B >= 1, 0 (indefinite: all on rank 0) or PARIO_PGAS_BLOCK_FIT.
+ * Contents are undefined, as in UPC. count 0 is allowed (an empty array). */
+int pario_pgas_all_alloc(pario_pgas *ctx, uint64_t count, uint32_t elem_size, uint64_t block,
+                         pario_pgas_array *a);
+/* Not collective (upc_global_alloc): the same layout, allocated by the caller
+ * alone. Other ranks learn of the array from the caller (it is a value). */
+int pario_pgas_global_alloc(pario_pgas *ctx, uint64_t count, uint32_t elem_size, uint64_t block,
+                            pario_pgas_array *a);
+/* Not collective (upc_alloc): count elements, all on the caller (B = 0). */
+int pario_pgas_alloc(pario_pgas *ctx, uint64_t count, uint32_t elem_size, pario_pgas_array *a);
+/* Collective (upc_all_free): every rank passes the same array. */
+int pario_pgas_all_free(pario_pgas *ctx, const pario_pgas_array *a);
+/* Not collective (upc_free): any rank may free any array once. */
+int pario_pgas_free(pario_pgas *ctx, const pario_pgas_array *a);
+
+/* Elements of the array on rank (upc_affinitysize / element size). */
+uint64_t pario_pgas_local_count(const pario_pgas_array *a, int rank);
+
+/* Pointer to element i; PARIO_ERR_ARG naming i when i >= count. */
+int pario_pgas_index(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, pario_pgas_ptr *p);
+/* The same without the check (i < count is the caller's promise). */
+static inline pario_pgas_ptr pario_pgas_elem(const pario_pgas_array *a, uint64_t i) {
+    return pario_pgas_ptr_add(a->base, (int64_t)i);
+}
+
+/* ---- cast to local ------------------------------------------------------------- */
+
+/* Address of p's element in this process: its own rank's memory and that of
+ * ranks on the same node. NULL where it cannot (another node, a pointer that
+ * is not to shared memory). Any thread may use the result for loads and
+ * stores until the array is freed; those accesses are relaxed. */
+static inline void *pario_pgas_cast(const pario_pgas *ctx, pario_pgas_ptr p) {
+    const pario_pgas_local_map *m = pario_pgas_map(ctx);
+    if (p.nranks != m->nranks || p.rank >= m->nranks || !m->base[p.rank] || p.elem_size == 0 ||
+        p.phase > (p.block ? p.block - 1 : 0) || p.addr < m->heap_lo || p.addr >= m->heap_hi ||
+        p.elem_size > m->heap_hi - p.addr)
+        return NULL;
+    return m->base[p.rank] + p.addr;
+}
+/* Checked: a plain pointer to elements first .. first + count - 1 of a, which
+ * must lie in one block of one rank this process maps (so they are
+ * contiguous in memory). PARIO_ERR_ARG naming the index that breaks this:
+ * outside the array, on a rank of another node, or past the local block. */
+int pario_pgas_cast_range(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
+                          uint64_t count, void **local);
+/* The inverse (Berkeley UPC's bupc_inverse_cast): the pointer-to-shared of a
+ * local address inside a mapped heap, typed as elem_size with an indefinite
+ * block. PARIO_ERR_ARG for an address that is not in shared memory. */
+int pario_pgas_inverse_cast(pario_pgas *ctx, const void *local, uint32_t elem_size,
+                            pario_pgas_ptr *p);
+
+/* ---- element access ------------------------------------------------------------ */
+
+/* Checked slow paths behind the inline functions below. */
+int pario_pgas_get_slow(pario_pgas *ctx, pario_pgas_ptr p, void *dst);
+int pario_pgas_put_slow(pario_pgas *ctx, pario_pgas_ptr p, const void *src);
+
+/* Copies one element; sizes 1, 2, 4 and 8 are single loads and stores. */
+static inline void pario_pgas_copy_elem(void *dst, const void *src, uint32_t bytes) {
+    switch (bytes) {
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 1:
+        memcpy(dst, src, 1);
+        break;
+    default:
+        memcpy(dst, src, bytes);
+    }
+}
+
+/* Relaxed read / write of the element p points to (p->elem_size bytes). */
+static inline int pario_pgas_get(pario_pgas *ctx, pario_pgas_ptr p, void *dst) {
+    void *local = pario_pgas_cast(ctx, p);
+    if (!local)
+        return pario_pgas_get_slow(ctx, p, dst);
+    pario_pgas_copy_elem(dst, local, p.elem_size);
+    return PARIO_OK;
+}
+static inline int pario_pgas_put(pario_pgas *ctx, pario_pgas_ptr p, const void *src) {
+    void *local = pario_pgas_cast(ctx, p);
+    if (!local)
+        return pario_pgas_put_slow(ctx, p, src);
+    pario_pgas_copy_elem(local, src, p.elem_size);
+    return PARIO_OK;
+}
+/* Strict: ordered after every earlier and before every later access. */
+int pario_pgas_get_strict(pario_pgas *ctx, pario_pgas_ptr p, void *dst);
+int pario_pgas_put_strict(pario_pgas *ctx, pario_pgas_ptr p, const void *src);
+/* By index, checked against the array's bounds (PARIO_ERR_ARG naming i). */
+int pario_pgas_get_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, void *dst);
+int pario_pgas_put_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, const void *src);
+
+/* ---- bulk access ------------------------------------------------------------------ */
+
+/* Elements first .. first + count - 1 of a, in array order, to or from a
+ * contiguous local buffer of count * elem_size bytes. The range is split at
+ * block boundaries into one transfer per contiguous run on one rank. A range
+ * past the end of the array: PARIO_ERR_ARG naming the first index outside, and
+ * nothing moves. */
+int pario_pgas_memget(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                      uint64_t count);
+int pario_pgas_memput(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, const void *src,
+                      uint64_t count);
+/* Shared to shared, any ranks and layouts: count elements from src[src_first]
+ * to dst[dst_first]. Both arrays must have the same element size. Ranges of
+ * one array that overlap give undefined bytes, as with memcpy. */
+int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                      const pario_pgas_array *src, uint64_t src_first, uint64_t count);
+/* Every byte of elements first .. first + count - 1 set to value. */
+int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                      uint64_t count);
+
+/* ---- affinity ------------------------------------------------------------------------ */
+
+/* A run of consecutive indices that live in one block on one rank. */
+typedef struct pario_pgas_range {
+    uint64_t first;
+    uint64_t count;
+} pario_pgas_range;
+
+/* upc_forall (i = 0; i < count; i++; &a[i]) as a loop over runs:
+ *     uint64_t cursor = 0; pario_pgas_range r;
+ *     while (pario_pgas_owned_next(&a, rank, &cursor, &r))
+ *         for (uint64_t i = r.first; i < r.first + r.count; i++) ...
+ * Visits exactly the elements on rank, in increasing index order. cursor
+ * starts at 0 and is private to the loop. Returns 0 when done. */
+int pario_pgas_owned_next(const pario_pgas_array *a, int rank, uint64_t *cursor,
+                          pario_pgas_range *r);
+/* upc_forall (...; i): iteration i runs on rank i mod nranks. */
+static inline int pario_pgas_has_affinity_int(const pario_pgas *ctx, int64_t i) {
+    int64_t n = (int64_t)pario_pgas_map(ctx)->nranks;
+    return ((i % n) + n) % n == (int64_t)pario_pgas_map(ctx)->rank;
+}
+
+/* ---- synchronisation -------------------------------------------------------------------- */
+
+/* upc_barrier value: collective; PARIO_ERR_NOT_SAME on every rank when two
+ * ranks pass different values other than PARIO_PGAS_ANY. */
+int pario_pgas_barrier(pario_pgas *ctx, int64_t value);
+/* Split-phase barrier (upc_notify / upc_wait). notify completes the caller's
+ * accesses and returns at once; wait returns when every rank has notified.
+ * The values of notify are matched as for barrier; a value given to wait
+ * that differs from the notified one fails on that rank only. A second notify before
+ * wait, or wait without notify: PARIO_ERR_REQUEST. Between them the rank may
+ * do local work and relaxed accesses; it may not call another collective. */
+int pario_pgas_notify(pario_pgas *ctx, int64_t value);
+int pario_pgas_wait(pario_pgas *ctx, int64_t value);
+/* upc_fence: every earlier shared access of the caller is complete. */
+int pario_pgas_fence(pario_pgas *ctx);
+/* Runs pending requests of other ranks (allocation service, off-node atomics).
+ * A rank that computes for long without pgas calls should call it now and then. */
+int pario_pgas_poll(pario_pgas *ctx);
+
+/* ---- locks ---------------------------------------------------------------------------------- */
+
+/* A lock: a value naming its storage (three 64-bit words on one rank).
+ * Tickets make it fair: ranks acquire in the order they asked (FIFO). Every
+ * operation is a gas atomic, so it works alike on the node-local and MPI
+ * paths; off node each costs a round trip served when the owner polls. */
+typedef struct pario_pgas_lock {
+    uint64_t addr; /* segment offset of the lock words */
+    uint64_t id;   /* allocation serial */
+    uint32_t rank; /* rank holding the words */
+    uint32_t nranks;
+} pario_pgas_lock;
+
+/* Collective (upc_all_lock_alloc): the same unlocked lock on every rank. */
+int pario_pgas_all_lock_alloc(pario_pgas *ctx, pario_pgas_lock *lock);
+/* Not collective (upc_global_lock_alloc): an unlocked lock for the caller to share. */
+int pario_pgas_global_lock_alloc(pario_pgas *ctx, pario_pgas_lock *lock);
+/* Blocks until the caller holds the lock. Locking a lock the caller already
+ * holds: PARIO_ERR_REQUEST (it would wait for itself). */
+int pario_pgas_lock_acquire(pario_pgas *ctx, const pario_pgas_lock *lock);
+/* *acquired = 1 if the lock was free and is now held by the caller, else 0. */
+int pario_pgas_lock_attempt(pario_pgas *ctx, const pario_pgas_lock *lock, int *acquired);
+/* PARIO_ERR_REQUEST when the caller does not hold the lock. */
+int pario_pgas_lock_release(pario_pgas *ctx, const pario_pgas_lock *lock);
+/* upc_lock_free (any rank) and upc_all_lock_free (collective). A lock that
+ * is held or awaited: PARIO_ERR_REQUEST; a second free: PARIO_ERR_REQUEST. */
+int pario_pgas_lock_free(pario_pgas *ctx, const pario_pgas_lock *lock);
+int pario_pgas_all_lock_free(pario_pgas *ctx, const pario_pgas_lock *lock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,115 @@
+/* Internal structures of the pgas layer, shared by its source files. */
+#ifndef PARIO_PGAS_INTERNAL_H
+#define PARIO_PGAS_INTERNAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "pario/pgas.h"
+
+/* Alignment of every heap allocation: a cache line, so two arrays (or two
+ * locks) never share one and ranks updating neighbouring objects do not
+ * false-share; it also gives lock words the 8-byte alignment gas atomics need. */
+#define PGAS_ALIGN ((uint64_t)64)
+/* First heap offset in every segment: offset 0 is never a valid address, so
+ * a zero-filled pointer-to-shared is never valid. */
+#define PGAS_HEAP_START PGAS_ALIGN
+/* Idle polls of a waiting loop before it yields the CPU: tests run more ranks
+ * than cores, and a spinning rank would starve the rank it waits for. */
+#define PGAS_SPIN_BEFORE_YIELD 64
+/* Non-blocking gas transfers a bulk call keeps in flight before it waits for
+ * them: enough to overlap the round trips of small runs (B = 1 arrays spread
+ * every element over the ranks), few enough to keep the events on the stack. */
+#define PGAS_BATCH_EVENTS 64
+/* Staging buffer for memcpy between two ranks neither of which this process
+ * maps, and the fill pattern of memset: one gas Medium's worth. */
+#define PGAS_BOUNCE_BYTES ((size_t)64 * 1024)
+/* Bytes of one lock: ticket counter, now-serving counter, holder (rank + 1). */
+#define PGAS_LOCK_WORDS 3
+
+/* One allocation in a heap's book. */
+typedef struct pgas_extent {
+    uint64_t offset, bytes, id;
+} pgas_extent;
+
+/* The book of one heap: [lo, hi) of a segment, allocations sorted by offset. */
+typedef struct pgas_heap {
+    uint64_t lo, hi;
+    pgas_extent *used;
+    size_t count, cap;
+    uint64_t next_id; /* serial of the next allocation (never 0) */
+} pgas_heap;
+
+/* Which heap a request names. */
+enum pgas_region { PGAS_SYMMETRIC = 0, PGAS_LOCAL = 1 };
+
+struct pario_pgas {
+    pario_pgas_local_map map; /* first: the inline functions read it */
+    pario_gas_team *team;
+    MPI_Comm comm; /* private duplicate: the split-phase barrier's reductions */
+    int rank, nranks;
+    unsigned char **base; /* [rank] mapped segment or NULL (behind map.base) */
+    uint64_t sym_lo, sym_hi, local_lo, local_hi;
+    pgas_heap sym;   /* the symmetric heap's book: kept by rank 0 only */
+    pgas_heap local; /* this rank's local heap */
+    uint64_t *peer;  /* [rank] address of that rank's context (AM argument) */
+    int handler_base;
+    int notified; /* between notify and wait */
+    MPI_Request barrier_req;
+    int64_t barrier_send[2], barrier_recv[2];
+    pario_error last;
+};
+
+/* ---- errors (context.c) ---- */
+int pgas_fail(pario_pgas *ctx, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A failed gas call: its code, with gas's message, prefixed by what. */
+int pgas_gas_failed(pario_pgas *ctx, int rc, const char *what);
+/* One step of a waiting loop: poll gas, yield after idle spins. */
+int pgas_idle_step(pario_pgas *ctx, int *idle);
+/* Every rank passes n equal values (compared as unsigned): PARIO_OK on all,
+ * or PARIO_ERR_NOT_SAME on all; local_bad != 0 on any rank makes every rank
+ * return PARIO_ERR_ARG. */
+int pgas_agree(pario_pgas *ctx, const uint64_t *values, int n, int local_bad, const char *what);
+/* rc (and, on failure, the root's message) from root to every rank. */
+int pgas_share_result(pario_pgas *ctx, int rc, int root, uint64_t *values, int n);
+
+/* ---- heap books (heap.c) ---- */
+void pgas_heap_init(pgas_heap *h, uint64_t lo, uint64_t hi);
+void pgas_heap_release(pgas_heap *h);
+/* First fit, PGAS_ALIGN-aligned; PARIO_ERR_NO_MEM when nothing fits. */
+int pgas_heap_alloc(pgas_heap *h, uint64_t bytes, uint64_t *offset, uint64_t *id);
+/* PARIO_ERR_REQUEST when (offset, id) is not a live allocation. */
+int pgas_heap_free(pgas_heap *h, uint64_t offset, uint64_t id);
+
+/* ---- allocation service (book.c) ---- */
+int pgas_book_register(pario_pgas *ctx);
+/* Allocates / frees in the book of region kept by rank keeper, locally or by
+ * an active message to the keeper. */
+int pgas_book_alloc(pario_pgas *ctx, int region, int keeper, uint64_t bytes, uint64_t *offset,
+                    uint64_t *id);
+int pgas_book_free(pario_pgas *ctx, int region, int keeper, uint64_t offset, uint64_t id);
+
+/* ---- layout (array.c) ---- */
+/* PARIO_OK if p is a pointer into this context's heaps. */
+int pgas_check_ptr(pario_pgas *ctx, pario_pgas_ptr p, const char *what);
+/* PARIO_OK if a is an array of this context. */
+int pgas_check_array(pario_pgas *ctx, const pario_pgas_array *a, const char *what);
+/* PARIO_OK if [first, first + count) lies inside a; else names the index. */
+int pgas_check_range(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, uint64_t count,
+                     const char *what);
+
+/* A run of consecutive elements in one block on one rank. */
+typedef struct pgas_run {
+    uint64_t count; /* elements */
+    uint32_t rank;
+    uint64_t addr; /* segment offset of the run's first element */
+} pgas_run;
+/* The run starting at element i, cut at element end. */
+pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end);
+
+/* Rounds n up to a multiple of PGAS_ALIGN (n < 2^63). */
+static inline uint64_t pgas_align(uint64_t n) {
+    return (n + PGAS_ALIGN - 1) & ~(PGAS_ALIGN - 1);
+}
+
+#endif
