@@ -44,7 +44,7 @@ const char *pario_file_path(const pario_file *fh);
 MPI_Comm pario_file_comm(const pario_file *fh); /* the file's private duplicate */
 
 int pario_file_sync(pario_file *fh);                          /* collective; fsync */
-int pario_file_get_size(pario_file *fh, MPI_Offset *size);    /* collective; bytes */
+int pario_file_get_size(pario_file *fh, MPI_Offset *size);    /* bytes */
 int pario_file_set_size(pario_file *fh, MPI_Offset size);     /* collective */
 int pario_file_preallocate(pario_file *fh, MPI_Offset size);  /* collective */
 int pario_file_get_amode(const pario_file *fh, int *amode);

@@ -26,6 +26,11 @@ int io_coll_kept_flush(pario_file *fh);
 /* Not collective: writes every rank's kept bytes published so far (before
  * this rank's independent accesses, get_size, a seek from the end). */
 int io_coll_kept_write_own(pario_file *fh);
+/* Not collective: writes every piece any rank has published, whichever
+ * calls they belong to, so that every collective write completed on any
+ * rank counts (get_size); the order of overlapping pieces of calls not yet
+ * finished everywhere is MPI's to leave undefined. */
+int io_coll_kept_write_published(pario_file *fh);
 /* At open: the windows parked on the program's communicator (a reference;
  * NULL when MPI cannot cache them, and then every file makes its own). */
 struct kept_cache *io_coll_kept_cache(MPI_Comm comm);

@@ -367,6 +367,16 @@ int io_coll_kept_write_own(pario_file *fh) {
     return fh->kept ? write_all_published(fh, fh->kept, 1) : PARIO_OK;
 }
 
+int io_coll_kept_write_published(pario_file *fh) {
+    kept_window *w = fh->kept;
+    if (!w)
+        return PARIO_OK;
+    pthread_mutex_lock(&head_of(w, 0)->lock);
+    int rc = write_published(fh, w, INT64_MAX, 1, &fh->last);
+    pthread_mutex_unlock(&head_of(w, 0)->lock);
+    return rc;
+}
+
 /* ---- the flusher ------------------------------------------------------------------------ */
 
 /* One thread per process writes, every half pario_cb_write_behind_delay,

@@ -19,9 +19,11 @@ int pario_file_sync(pario_file *fh) {
 
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
-    /* Collective, as MPI_File_get_size is: every rank's kept writes count
-     * (HDF5 and PnetCDF compare the size with what all ranks wrote). */
-    int rc = io_coll_kept_flush(fh);
+    /* Not collective (programs call it on one rank), yet every kept write
+     * completed on any rank counts: a rank publishes its part before its
+     * call returns (HDF5 and PnetCDF compare the size with what all ranks
+     * wrote). */
+    int rc = io_coll_kept_write_published(fh);
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
     *size = s;
