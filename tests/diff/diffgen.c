@@ -12,7 +12,8 @@
  * individual pointer, independent (blocking or nonblocking) and collective
  * (blocking, nonblocking or split), some ranks with count 0, seek, set_size,
  * get_size, get_position,
- * get_byte_offset, sync; memory types random too.
+ * get_byte_offset, sync, set_info; memory types random too. Hints that steer
+ * collective paths differ between ranks at open, set_view and set_info.
  *
  * Every rank records, in order, each call's error class, the bytes it moved,
  * a hash of the data it read, positions and sizes. At the end of each case
@@ -44,7 +45,11 @@
  *   --no-eof-reads     no read runs past the end of file    (MPICH's ROMIO)
  *   --memtype-lb-zero  no memory type with a negative lower bound (ROMIO)
  *   the last two change the cases: give them to both sides.
- *   --trace            copy log lines to stderr as they happen (for hangs) */
+ *   --trace            copy log lines to stderr as they happen (for hangs)
+ *
+ * Flags that change the cases (give them to both sides):
+ *   --focus-agree  more of what the ranks must agree on: views empty on
+ *                  some ranks, hints per rank */
 #include <dlfcn.h>
 #include <limits.h>
 #include <mpi.h>
@@ -700,6 +705,7 @@ typedef struct {
      * and misplaces data for memory types whose lower bound is negative. */
     int no_eof_reads;    /* no read runs past the end of file */
     int memtype_lb_zero; /* resized memory types keep lower bound 0 */
+    int focus_agree;     /* weight the cases toward what the ranks must agree on */
     /* view */
     const dtype_t *etype;
     dtype_t ft;
@@ -883,6 +889,74 @@ static void settle(gen_t *s) {
     expect_ok(s, rc1, "sync");
     expect_ok(s, rc2, "sync");
     model_merge(s);
+}
+
+/* ----------------------------------------------------------------- hints */
+
+/* Hints that steer pario's collective paths, given per rank with values of
+ * the rank's own: pario takes rank 0's value everywhere, since ranks taking
+ * different paths wait for each other forever or place bytes wrongly.
+ * OMPIO (4.1) ignores the romio_ and pario_ keys, and striping_unit outside
+ * Lustre; it reads cb_nodes and cb_buffer_size, but only its aggregating
+ * components use them, and the individual component the oracle runs with
+ * aggregates nothing. So both back ends get the differing values (on OMPIO
+ * they gave no hang and no failed check). */
+static const char *const HINT_SWITCHES[] = {"romio_cb_write", "romio_cb_read",
+                                            "pario_cb_write_behind"};
+static const char *const SWITCH_VALUES[] = {"enable", "disable", "automatic"};
+static const char *const BUFFER_SIZES[] = {"256", "4096", "65536", "1048576", "16777216"};
+static const char *const STRIPING_UNITS[] = {"512", "4096", "65536", "1048576"};
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+typedef struct {
+    MPI_Info info;
+    char desc[DESC_MAX];
+} hints_t;
+
+static void hint_set(hints_t *h, const char *key, const char *value) {
+    MPI_Info_set(h->info, key, value);
+    size_t used = strlen(h->desc);
+    snprintf(h->desc + used, sizeof h->desc - used, "%s%s=%s", used ? "," : "", key, value);
+}
+
+static const char *pick(rng_t *r, const char *const *values, int n) {
+    return values[rng_range(r, 0, n - 1)];
+}
+
+/* This rank's hints: each key with chance one half. */
+static hints_t random_hints(gen_t *s) {
+    hints_t h;
+    h.desc[0] = 0;
+    MPI_Info_create(&h.info);
+    for (int i = 0; i < COUNT_OF(HINT_SWITCHES); i++)
+        if (rng_percent(&s->r, 50))
+            hint_set(&h, HINT_SWITCHES[i], pick(&s->r, SWITCH_VALUES, COUNT_OF(SWITCH_VALUES)));
+    if (rng_percent(&s->r, 50))
+        hint_set(&h, "cb_buffer_size", pick(&s->r, BUFFER_SIZES, COUNT_OF(BUFFER_SIZES)));
+    if (rng_percent(&s->r, 50)) {
+        char nodes[16];
+        snprintf(nodes, sizeof nodes, "%d", (int)rng_range(&s->r, 1, s->nprocs + 1));
+        hint_set(&h, "cb_nodes", nodes);
+    }
+    if (rng_percent(&s->r, 50))
+        hint_set(&h, "striping_unit", pick(&s->r, STRIPING_UNITS, COUNT_OF(STRIPING_UNITS)));
+    if (!h.desc[0])
+        snprintf(h.desc, sizeof h.desc, "empty");
+    return h;
+}
+
+/* Hints for a call that takes an MPI_Info: on some ranks random ones, on
+ * the others none (MPI_INFO_NULL). */
+static hints_t maybe_hints(gen_t *s, int pct) {
+    if (rng_percent(&s->r, pct))
+        return random_hints(s);
+    hints_t none = {MPI_INFO_NULL, "none"};
+    return none;
+}
+
+static void hints_free(hints_t *h) {
+    if (h->info != MPI_INFO_NULL)
+        MPI_Info_free(&h->info);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -1130,7 +1204,7 @@ static uint64_t empty_ranks(gen_t *s, int leave_out) {
  * blocks or bands than there are ranks (darray, rows). */
 static part_t split_part(gen_t *s, int split, const dtype_t *e, const dtype_t *base) {
     part_t p = {.shift = 0, .cap = -1};
-    int leave_out = rng_percent(&s->g, 25);
+    int leave_out = rng_percent(&s->g, s->focus_agree ? 60 : 25);
     uint64_t empty = empty_ranks(s, leave_out);
     int mine_empty = s->rank < 64 && (empty >> s->rank & 1);
     int empty_kind = (int)rng_range(&s->g, 0, 2);
@@ -1217,10 +1291,13 @@ static void op_set_view(gen_t *s) {
     }
     dtype_free(&base);
     disp += p.shift;
-    int rc = MPI_File_set_view(s->fh, disp, e->type, p.ft.type, "native", MPI_INFO_NULL);
-    logline(s, "set_view split=%s disp=%lld etype=%s ft=%s%s rc=%s", SPLIT_NAMES[split],
-            (long long)disp, e->desc, p.ft.desc, p.ft.size ? "" : " (empty)", class_name(rc));
+    hints_t h = maybe_hints(s, s->focus_agree ? 60 : 0);
+    int rc = MPI_File_set_view(s->fh, disp, e->type, p.ft.type, "native", h.info);
+    logline(s, "set_view split=%s disp=%lld etype=%s ft=%s%s hints=%s rc=%s", SPLIT_NAMES[split],
+            (long long)disp, e->desc, p.ft.desc, p.ft.size ? "" : " (empty)", h.desc,
+            class_name(rc));
     expect_ok(s, rc, "set_view");
+    hints_free(&h);
     adopt_view(s, e, p, disp, split);
 }
 
@@ -1381,6 +1458,15 @@ static void op_seek_end(gen_t *s) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* New hints on every rank, different per rank (see random_hints). */
+static void op_set_info(gen_t *s) {
+    hints_t h = random_hints(s);
+    int rc = MPI_File_set_info(s->fh, h.info);
+    logline(s, "set_info %s rc=%s", h.desc, class_name(rc));
+    expect_ok(s, rc, "set_info");
+    hints_free(&h);
+}
+
 static void op_sync(gen_t *s) {
     int rc = MPI_File_sync(s->fh);
     logline(s, "sync rc=%s", class_name(rc));
@@ -1396,12 +1482,18 @@ enum op_kind {
     OP_SEEK_END,
     OP_READ_PAST_END,
     OP_SYNC,
+    OP_SET_INFO,
     OP_KINDS
 };
 
 static void run_op(gen_t *s) {
-    static const int weights[OP_KINDS] = {12, 40, 22, 5, 5, 4, 5, 5};
-    switch (rng_weighted(&s->g, weights, OP_KINDS)) {
+    /* No set_info (nor hints at set_view) without --focus-agree: pario applies
+     * its PARIO_HINT_ variables at open only, so program hints given later
+     * would undo what the registrations that force a path set there. */
+    static const int weights[OP_KINDS] = {12, 40, 22, 5, 5, 4, 5, 5, 0};
+    /* More collective calls, views and hints, fewer independent calls. */
+    static const int agree_weights[OP_KINDS] = {14, 26, 32, 4, 4, 3, 4, 5, 8};
+    switch (rng_weighted(&s->g, s->focus_agree ? agree_weights : weights, OP_KINDS)) {
     case OP_SET_VIEW:
         op_set_view(s);
         break;
@@ -1422,6 +1514,9 @@ static void run_op(gen_t *s) {
         break;
     case OP_READ_PAST_END:
         op_read_past_end(s);
+        break;
+    case OP_SET_INFO:
+        op_set_info(s);
         break;
     default:
         op_sync(s);
@@ -1500,10 +1595,12 @@ static void run_case(gen_t *s, const char *dir, FILE *log) {
     if (s->rank == 0)
         unlink(s->path);
     MPI_Barrier(MPI_COMM_WORLD);
-    int rc = MPI_File_open(MPI_COMM_WORLD, s->path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &s->fh);
-    logline(s, "open rc=%s", class_name(rc));
+    hints_t h = maybe_hints(s, s->focus_agree ? 80 : 30);
+    int rc =
+        MPI_File_open(MPI_COMM_WORLD, s->path, MPI_MODE_CREATE | MPI_MODE_RDWR, h.info, &s->fh);
+    logline(s, "open hints=%s rc=%s", h.desc, class_name(rc));
     expect_ok(s, rc, "open");
+    hints_free(&h);
     if (rc == MPI_SUCCESS) {
         MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
         int ops = (int)rng_range(&s->g, MIN_OPS, MAX_OPS);
@@ -1533,7 +1630,7 @@ typedef struct {
     uint64_t seed;
     long first, last;
     const char *dir, *log;
-    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace;
+    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace, focus_agree;
 } options_t;
 
 static int parse_cases(const char *text, long *first, long *last) {
@@ -1549,25 +1646,30 @@ static int parse_cases(const char *text, long *first, long *last) {
     return *end == 0 && *first >= 0 && *last >= *first;
 }
 
+/* The flag named k, or NULL when k is no flag (an option with a value). */
+static int *flag_named(options_t *o, const char *k) {
+    const struct {
+        const char *name;
+        int *flag;
+    } flags[] = {
+        {"--seek-end-by-set", &o->seek_end_by_set}, {"--trace", &o->trace},
+        {"--no-eof-reads", &o->no_eof_reads},       {"--memtype-lb-zero", &o->memtype_lb_zero},
+        {"--focus-agree", &o->focus_agree},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (!strcmp(k, flags[i].name))
+            return flags[i].flag;
+    return NULL;
+}
+
 static int parse_options(int argc, char **argv, options_t *o) {
     int have_seed = 0, have_case = 0;
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(k, "--seek-end-by-set")) {
-            o->seek_end_by_set = 1;
-            continue;
-        }
-        if (!strcmp(k, "--trace")) {
-            o->trace = 1;
-            continue;
-        }
-        if (!strcmp(k, "--no-eof-reads")) {
-            o->no_eof_reads = 1;
-            continue;
-        }
-        if (!strcmp(k, "--memtype-lb-zero")) {
-            o->memtype_lb_zero = 1;
+        int *flag = flag_named(o, k);
+        if (flag) {
+            *flag = 1;
             continue;
         }
         if (!v)
@@ -1599,8 +1701,8 @@ int main(int argc, char **argv) {
     if (!parse_options(argc, argv, &o)) {
         if (s.rank == 0)
             fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--no-eof-reads] "
-                            "[--memtype-lb-zero] [--trace] --seed S (--case C | --cases A-B) "
-                            "--dir D [--log L]\n");
+                            "[--memtype-lb-zero] [--focus-agree] [--trace] --seed S "
+                            "(--case C | --cases A-B) --dir D [--log L]\n");
         MPI_Finalize();
         return 2;
     }
@@ -1626,6 +1728,7 @@ int main(int argc, char **argv) {
     s.no_eof_reads = o.no_eof_reads;
     s.trace = o.trace;
     s.memtype_lb_zero = o.memtype_lb_zero;
+    s.focus_agree = o.focus_agree;
     s.model = xcalloc(FILE_CAP, 1);
     s.mine = xcalloc(FILE_CAP, 1);
     s.wrote = xcalloc(FILE_CAP, 1);

@@ -35,7 +35,7 @@ import time
 
 
 class Backend:
-    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=()):
+    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=(), gen=()):
         self.name = name
         self.mpi = mpi
         self.mpiexec = mpiexec
@@ -43,6 +43,7 @@ class Backend:
         self.preload = preload
         self.hints = list(hints)  # "key=value": pario's PARIO_HINT_<key> overrides
         self.env = list(env)  # "NAME=value": more environment for this back end
+        self.gen = list(gen)  # diffgen flags that change the cases (both back ends)
         self.romio_limits = mpi == "mpich"
 
     def command(self, np, seed, cases, workdir):
@@ -70,6 +71,7 @@ class Backend:
             # Set on both sides when either is MPICH: leave out what MPICH
             # 4.0's ROMIO gets wrong, so that both run the same cases.
             cmd += ["--no-eof-reads", "--memtype-lb-zero"]
+        cmd += self.gen
         cmd += ["--seed", str(seed), "--cases", cases, "--dir", workdir]
         return cmd
 
@@ -242,6 +244,9 @@ def main():
                    help="environment for the back end under test, e.g. PARIO_NODE_SIZE=2 "
                    "(every 2 ranks a node), repeatable")
     p.add_argument("--cases", default="0-99", help="case range A-B run at every rank count")
+    p.add_argument("--gen", action="append", default=[], metavar="FLAG",
+                   help="diffgen flag for every back end, repeatable: --gen=--focus-agree "
+                   "(views empty on some ranks and hints per rank, more often)")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
     p.add_argument("--keep", action="store_true",
@@ -264,18 +269,19 @@ def main():
         # MPICH busy-polls: more ranks than cores makes every barrier slow.
         nps = [n for n in nps if n <= 2]
 
-    a = Backend("oracle", args.mpi, args.mpiexec, args.diffgen)
+    a = Backend("oracle", args.mpi, args.mpiexec, args.diffgen, gen=args.gen)
     if args.other_mpi:
-        b = Backend("other", args.other_mpi, args.other_mpiexec, args.other_diffgen)
+        b = Backend("other", args.other_mpi, args.other_mpiexec, args.other_diffgen,
+                    gen=args.gen)
         if args.other_mpi == "mpich":
             nps = [n for n in nps if n <= 2]
     elif args.oracle_only or (args.model_only and not args.preload):
-        b = Backend("again", args.mpi, args.mpiexec, args.diffgen)
+        b = Backend("again", args.mpi, args.mpiexec, args.diffgen, gen=args.gen)
     else:
         if not args.preload:
             p.error("--preload is required unless --oracle-only or --other-mpi")
         b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint,
-                    args.env)
+                    args.env, args.gen)
 
     if args.model_only and args.preload:
         b.romio_limits = False  # no ROMIO in the run: nothing to leave out
