@@ -11,7 +11,7 @@
  * their filetype holding no data), write/read at explicit offsets and at the
  * individual pointer, independent (blocking or nonblocking) and collective
  * (blocking, nonblocking or split), some ranks with count 0, seek, set_size,
- * get_size, get_position,
+ * get_size (also right after collective writes), get_position,
  * get_byte_offset, sync, set_info; memory types random too. Hints that steer
  * collective paths differ between ranks at open, set_view and set_info.
  *
@@ -42,6 +42,9 @@
  * Flags that keep known faults of a system MPI-IO out of the comparison:
  *   --seek-end-by-set  emulate SEEK_END with SEEK_SET (Open MPI's OMPIO);
  *                      the log is the same, so use it on the oracle side only
+ *   --barrier-before-size  a barrier between a collective write and the
+ *                      get_size after it (OMPIO returns before the other
+ *                      ranks wrote); the same log, the oracle side only
  *   --no-eof-reads     no read runs past the end of file    (MPICH's ROMIO)
  *   --memtype-lb-zero  no memory type with a negative lower bound (ROMIO)
  *   the last two change the cases: give them to both sides.
@@ -49,7 +52,7 @@
  *
  * Flags that change the cases (give them to both sides):
  *   --focus-agree  more of what the ranks must agree on: views empty on
- *                  some ranks, hints per rank */
+ *                  some ranks, hints per rank, get_size after writes */
 #include <dlfcn.h>
 #include <limits.h>
 #include <mpi.h>
@@ -703,9 +706,10 @@ typedef struct {
     /* Restrictions for MPICH's ROMIO, which cannot be the oracle otherwise:
      * it reports a full count for noncontiguous reads past the end of file
      * and misplaces data for memory types whose lower bound is negative. */
-    int no_eof_reads;    /* no read runs past the end of file */
-    int memtype_lb_zero; /* resized memory types keep lower bound 0 */
-    int focus_agree;     /* weight the cases toward what the ranks must agree on */
+    int no_eof_reads;        /* no read runs past the end of file */
+    int memtype_lb_zero;     /* resized memory types keep lower bound 0 */
+    int focus_agree;         /* weight the cases toward what the ranks must agree on */
+    int barrier_before_size; /* see size_after_collective_write */
     /* view */
     const dtype_t *etype;
     dtype_t ft;
@@ -1367,23 +1371,59 @@ static void op_independent(gen_t *s) {
     }
 }
 
-static void op_collective(gen_t *s) {
-    static const char *const names[4] = {"write_at_all", "read_at_all", "write_all", "read_all"};
-    int kind = (int)rng_range(&s->g, 0, 3);
-    if (!writes_allowed(s) && (kind == 0 || kind == 2))
-        kind++;
+/* get_size right after a collective write, with no sync or barrier
+ * between: pario counts every rank's part of the call (get_size waits for
+ * the writes it keeps behind in memory; its other collective writes end
+ * with an agreement, so every part is in the file before any rank
+ * returns). MPI leaves that size undefined before a sync, and OMPIO's
+ * individual component returns from a collective write without waiting
+ * for the other ranks, so with --barrier-before-size (its side only, the
+ * log is the same) a barrier comes first: by then each rank has written its
+ * part. The allreduce that finds the expected size comes after every
+ * rank's get_size, so no later write can be counted. */
+static void size_after_collective_write(gen_t *s) {
+    if (s->barrier_before_size)
+        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Offset size = -1;
+    int rc = MPI_File_get_size(s->fh, &size);
+    long long end = s->own_end, all_end = 0;
+    MPI_Allreduce(&end, &all_end, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    int64_t want = all_end > s->msize ? all_end : s->msize;
+    logline(s, "get_size after write rc=%s size=%lld", class_name(rc), (long long)size);
+    expect_ok(s, rc, "get_size");
+    if (rc == MPI_SUCCESS && size != want)
+        fail(s, "size after a collective write %lld, expected %lld", (long long)size,
+             (long long)want);
+}
+
+enum { COLL_WRITE_AT, COLL_READ_AT, COLL_WRITE, COLL_READ, COLL_KINDS };
+
+/* One collective access of the given kind; after a write, get_size with
+ * chance size_pct. */
+static void collective_access(gen_t *s, int kind, int size_pct) {
+    static const char *const names[COLL_KINDS] = {"write_at_all", "read_at_all", "write_all",
+                                                  "read_all"};
     access_t a = {0};
     a.name = names[kind];
-    a.is_write = kind == 0 || kind == 2;
+    a.is_write = kind == COLL_WRITE_AT || kind == COLL_WRITE;
     a.collective = 1;
     /* Every rank must make the same kind of collective call. */
     static const int mode_weights[CALL_MODES] = {60, 20, 20};
     a.mode = rng_weighted(&s->g, mode_weights, CALL_MODES);
-    a.at = kind < 2 ? AT_EXPLICIT : AT_INDIVIDUAL;
+    a.at = kind == COLL_WRITE_AT || kind == COLL_READ_AT ? AT_EXPLICIT : AT_INDIVIDUAL;
     a.may_cross_eof = a.at == AT_EXPLICIT && !writes_allowed(s);
     if (a.at == AT_EXPLICIT)
         a.off = random_offset(s);
     run_access(s, a);
+    if (a.is_write && rng_percent(&s->g, size_pct))
+        size_after_collective_write(s);
+}
+
+static void op_collective(gen_t *s) {
+    int kind = (int)rng_range(&s->g, 0, COLL_KINDS - 1);
+    if (!writes_allowed(s) && (kind == COLL_WRITE_AT || kind == COLL_WRITE))
+        kind++;
+    collective_access(s, kind, s->focus_agree ? 70 : 30);
 }
 
 /* A read that may run past the end of file, while no rank writes. */
@@ -1630,7 +1670,7 @@ typedef struct {
     uint64_t seed;
     long first, last;
     const char *dir, *log;
-    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace, focus_agree;
+    int seek_end_by_set, barrier_before_size, no_eof_reads, memtype_lb_zero, trace, focus_agree;
 } options_t;
 
 static int parse_cases(const char *text, long *first, long *last) {
@@ -1652,8 +1692,11 @@ static int *flag_named(options_t *o, const char *k) {
         const char *name;
         int *flag;
     } flags[] = {
-        {"--seek-end-by-set", &o->seek_end_by_set}, {"--trace", &o->trace},
-        {"--no-eof-reads", &o->no_eof_reads},       {"--memtype-lb-zero", &o->memtype_lb_zero},
+        {"--seek-end-by-set", &o->seek_end_by_set},
+        {"--barrier-before-size", &o->barrier_before_size},
+        {"--trace", &o->trace},
+        {"--no-eof-reads", &o->no_eof_reads},
+        {"--memtype-lb-zero", &o->memtype_lb_zero},
         {"--focus-agree", &o->focus_agree},
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
@@ -1700,7 +1743,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
     if (!parse_options(argc, argv, &o)) {
         if (s.rank == 0)
-            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--no-eof-reads] "
+            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--barrier-before-size] "
+                            "[--no-eof-reads] "
                             "[--memtype-lb-zero] [--focus-agree] [--trace] --seed S "
                             "(--case C | --cases A-B) --dir D [--log L]\n");
         MPI_Finalize();
@@ -1729,6 +1773,7 @@ int main(int argc, char **argv) {
     s.trace = o.trace;
     s.memtype_lb_zero = o.memtype_lb_zero;
     s.focus_agree = o.focus_agree;
+    s.barrier_before_size = o.barrier_before_size;
     s.model = xcalloc(FILE_CAP, 1);
     s.mine = xcalloc(FILE_CAP, 1);
     s.wrote = xcalloc(FILE_CAP, 1);

@@ -15,7 +15,8 @@ Back ends:
           past the end of file and memory types with a negative lower bound
           left out on both sides (ROMIO gets both wrong); even so MPICH 4.0's
           ROMIO still fails diffgen's checks, so CMake registers the test for
-          Open MPI builds only.
+          Open MPI builds only. Every system MPI-IO gets a barrier between a
+          collective write and the get_size after it.
   pario   the same diffgen binary with libpario-mpiio.so preloaded.
   other   with --other-mpi: another MPI's oracle (its own diffgen build).
 
@@ -67,6 +68,11 @@ class Backend:
         cmd.append(self.diffgen)
         if self.mpi != "mpich" and not self.preload:
             cmd.append("--seek-end-by-set")
+        if not self.preload:
+            # A system MPI-IO may return from a collective write before the
+            # other ranks wrote: a barrier before the get_size that follows
+            # (pario must count every rank's part without one).
+            cmd.append("--barrier-before-size")
         if self.romio_limits:
             # Set on both sides when either is MPICH: leave out what MPICH
             # 4.0's ROMIO gets wrong, so that both run the same cases.
@@ -246,7 +252,8 @@ def main():
     p.add_argument("--cases", default="0-99", help="case range A-B run at every rank count")
     p.add_argument("--gen", action="append", default=[], metavar="FLAG",
                    help="diffgen flag for every back end, repeatable: --gen=--focus-agree "
-                   "(views empty on some ranks and hints per rank, more often)")
+                   "(views empty on some ranks, hints per rank, get_size after collective "
+                   "writes, more often)")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
     p.add_argument("--keep", action="store_true",
