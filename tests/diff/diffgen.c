@@ -52,7 +52,10 @@
  *
  * Flags that change the cases (give them to both sides):
  *   --focus-agree  more of what the ranks must agree on: views empty on
- *                  some ranks, hints per rank, get_size after writes */
+ *                  some ranks, hints per rank, get_size after writes
+ *   --leave-open   every case ends with collective writes and leaves its
+ *                  file open, never closed before MPI_Finalize; rank 0
+ *                  checks the files after MPI_Finalize */
 #include <dlfcn.h>
 #include <limits.h>
 #include <mpi.h>
@@ -280,7 +283,9 @@ static int dtype_is_view_safe(const dtype_t *d) {
     return d->map[d->size - 1] < d->map[0] + d->extent;
 }
 
-enum { ETYPE_COUNT = 5 };
+/* The first ETYPE_DENSE etypes have no gaps (a view of them alone is
+ * contiguous); the last has. */
+enum { ETYPE_COUNT = 5, ETYPE_DENSE = 4 };
 
 /* The elementary types: byte, int, double, 3 ints, {int, double} resized. */
 static void etypes_create(dtype_t *et) {
@@ -690,6 +695,14 @@ static void membuf_free(membuf_t *b) {
 
 /* ------------------------------------------------------------ generator */
 
+/* A case's file left open, with the model's image of it. */
+typedef struct {
+    long casenum;
+    char path[PATH_MAX];
+    unsigned char *image;
+    int64_t size;
+} unclosed_t;
+
 typedef struct {
     int rank, nprocs;
     uint64_t seed;
@@ -726,6 +739,9 @@ typedef struct {
     int64_t own_end;      /* end of this rank's writes since then */
     unsigned char *scratch_a, *scratch_b;
     const dtype_t *etypes;
+    /* --leave-open: rank 0's record of the files left open */
+    unclosed_t *unclosed;
+    int n_unclosed;
 } gen_t;
 
 static void logline(gen_t *s, const char *fmt, ...) {
@@ -1276,10 +1292,15 @@ static void adopt_view(gen_t *s, const dtype_t *e, part_t p, MPI_Offset disp, in
         s->span = s->view_cap;
 }
 
-static void op_set_view(gen_t *s) {
+/* A new view after a sync point: split kind forced (and the etype one
+ * without gaps, so that the view can be contiguous), or drawn when < 0. */
+static void set_view_split(gen_t *s, int forced) {
     settle(s);
-    const dtype_t *e = &s->etypes[rng_range(&s->g, 0, ETYPE_COUNT - 1)];
+    int etypes = forced >= 0 ? ETYPE_DENSE : ETYPE_COUNT;
+    const dtype_t *e = &s->etypes[rng_range(&s->g, 0, etypes - 1)];
     int split = (int)rng_range(&s->g, 0, SPLIT_KINDS - 1);
+    if (forced >= 0)
+        split = forced;
     MPI_Offset disp = rng_percent(&s->g, 30) ? 0 : rng_range(&s->g, 0, MAX_DISP);
     dtype_t base = ft_build(&s->g, e);
     part_t p = split_part(s, split, e, &base);
@@ -1303,6 +1324,10 @@ static void op_set_view(gen_t *s) {
     expect_ok(s, rc, "set_view");
     hints_free(&h);
     adopt_view(s, e, p, disp, split);
+}
+
+static void op_set_view(gen_t *s) {
+    set_view_split(s, -1);
 }
 
 static int writes_allowed(const gen_t *s) {
@@ -1566,11 +1591,12 @@ static void run_op(gen_t *s) {
 
 /* ------------------------------------------------------------------ case */
 
-/* Rank 0 reads the closed file with plain stdio and checks it against the model. */
-static void check_final_file(gen_t *s) {
-    FILE *f = fopen(s->path, "rb");
+/* Rank 0 reads a case's file with plain stdio and checks it against the
+ * model's image of it (size bytes). */
+static void check_file(gen_t *s, const char *path, const unsigned char *image, int64_t msize) {
+    FILE *f = fopen(path, "rb");
     if (!f) {
-        fail(s, "cannot open %s after close", s->path);
+        fail(s, "cannot open %s at the end", path);
         return;
     }
     unsigned char *chunk = xcalloc(FINAL_CHUNK, 1);
@@ -1579,19 +1605,24 @@ static void check_final_file(gen_t *s) {
     size_t got;
     while ((got = fread(chunk, 1, FINAL_CHUNK, f)) > 0) {
         h = fnv1a(h, chunk, got);
-        for (size_t i = 0; i < got && size + (int64_t)i < FILE_CAP; i++)
-            if (first_bad < 0 && chunk[i] != s->model[size + (int64_t)i])
+        for (size_t i = 0; i < got && size + (int64_t)i < msize; i++)
+            if (first_bad < 0 && chunk[i] != image[size + (int64_t)i])
                 first_bad = size + (int64_t)i;
         size += (int64_t)got;
     }
     fclose(f);
     free(chunk);
-    want = fnv1a(want, s->model, (size_t)s->msize);
+    want = fnv1a(want, image, (size_t)msize);
     logline(s, "file size=%lld hash=%016llx", (long long)size, (unsigned long long)h);
-    if (size != s->msize)
-        fail(s, "file size %lld, expected %lld", (long long)size, (long long)s->msize);
+    if (size != msize)
+        fail(s, "file size %lld, expected %lld", (long long)size, (long long)msize);
     else if (h != want)
         fail(s, "file differs from the model first at byte %lld", (long long)first_bad);
+}
+
+/* Rank 0 checks the closed file of the case. */
+static void check_final_file(gen_t *s) {
+    check_file(s, s->path, s->model, s->msize);
 }
 
 /* Appends every rank's records of the case to the log, rank by rank. */
@@ -1626,7 +1657,34 @@ static void flush_log(gen_t *s, FILE *log) {
     s->log.len = 0;
 }
 
-static void run_case(gen_t *s, const char *dir, FILE *log) {
+/* The end of a case left open: collective writes through a view of
+ * contiguous bands (writes pario keeps behind in memory when every rank
+ * shares a node), then neither sync nor close. Erroneous, but common after
+ * an error path: MPI_Finalize must leave every byte in the file, as OMPIO,
+ * which writes at once, does. The model takes in the writes without a sync
+ * point (its merge is bookkeeping only), and rank 0 keeps its image for the
+ * check after MPI_Finalize. */
+static void end_without_close(gen_t *s) {
+    s->op++;
+    set_view_split(s, SPLIT_BANDS);
+    int writes = (int)rng_range(&s->g, 1, 3);
+    for (int i = 0; i < writes; i++) {
+        s->op++;
+        collective_access(s, rng_percent(&s->g, 50) ? COLL_WRITE : COLL_WRITE_AT, 0);
+    }
+    model_merge(s);
+    logline(s, "left open");
+    if (s->rank == 0) {
+        unclosed_t *u = &s->unclosed[s->n_unclosed++];
+        u->casenum = s->casenum;
+        snprintf(u->path, sizeof u->path, "%s", s->path);
+        u->size = s->msize;
+        u->image = xcalloc((size_t)s->msize, 1);
+        memcpy(u->image, s->model, (size_t)s->msize);
+    }
+}
+
+static void run_case(gen_t *s, const char *dir, FILE *log, int leave_open) {
     s->g = rng_seeded(s->seed, (uint64_t)s->casenum, 0);
     s->r = rng_seeded(s->seed, (uint64_t)s->casenum, (uint64_t)s->rank + 1);
     s->op = 0;
@@ -1652,16 +1710,40 @@ static void run_case(gen_t *s, const char *dir, FILE *log) {
             else
                 run_op(s);
         }
-        settle(s);
-        rc = MPI_File_close(&s->fh);
-        logline(s, "close rc=%s", class_name(rc));
-        expect_ok(s, rc, "close");
+        if (leave_open) {
+            end_without_close(s);
+        } else {
+            settle(s);
+            rc = MPI_File_close(&s->fh);
+            logline(s, "close rc=%s", class_name(rc));
+            expect_ok(s, rc, "close");
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (s->rank == 0)
+    if (s->rank == 0 && !leave_open)
         check_final_file(s);
     flush_log(s, log);
     dtype_free(&s->ft);
+}
+
+/* Rank 0, after MPI_Finalize: every file left open holds every byte
+ * written; the log gets the results. Open MPI's MPI_Finalize runs
+ * MPI_COMM_SELF's attribute callbacks (where a drop-in may write what it
+ * kept) first and then waits for every rank, so when it returns here every
+ * rank is done. Returns the failures found. */
+static long check_after_finalize(gen_t *s, FILE *log) {
+    long before = s->failures;
+    s->op = 0;
+    for (int i = 0; i < s->n_unclosed; i++) {
+        unclosed_t *u = &s->unclosed[i];
+        s->casenum = u->casenum;
+        s->log.len = 0;
+        check_file(s, u->path, u->image, u->size);
+        fprintf(log, "after finalize: case %ld\n", u->casenum);
+        fwrite(s->log.text, 1, s->log.len, log);
+        free(u->image);
+    }
+    return s->failures - before;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1670,7 +1752,8 @@ typedef struct {
     uint64_t seed;
     long first, last;
     const char *dir, *log;
-    int seek_end_by_set, barrier_before_size, no_eof_reads, memtype_lb_zero, trace, focus_agree;
+    int seek_end_by_set, barrier_before_size, no_eof_reads, memtype_lb_zero, trace, focus_agree,
+        leave_open;
 } options_t;
 
 static int parse_cases(const char *text, long *first, long *last) {
@@ -1698,6 +1781,7 @@ static int *flag_named(options_t *o, const char *k) {
         {"--no-eof-reads", &o->no_eof_reads},
         {"--memtype-lb-zero", &o->memtype_lb_zero},
         {"--focus-agree", &o->focus_agree},
+        {"--leave-open", &o->leave_open},
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (!strcmp(k, flags[i].name))
@@ -1745,7 +1829,7 @@ int main(int argc, char **argv) {
         if (s.rank == 0)
             fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--barrier-before-size] "
                             "[--no-eof-reads] "
-                            "[--memtype-lb-zero] [--focus-agree] [--trace] --seed S "
+                            "[--memtype-lb-zero] [--focus-agree] [--leave-open] [--trace] --seed S "
                             "(--case C | --cases A-B) --dir D [--log L]\n");
         MPI_Finalize();
         return 2;
@@ -1779,24 +1863,28 @@ int main(int argc, char **argv) {
     s.wrote = xcalloc(FILE_CAP, 1);
     s.scratch_a = xcalloc(FILE_CAP, 1);
     s.scratch_b = xcalloc(FILE_CAP, 1);
+    s.unclosed = xcalloc((size_t)(o.last - o.first + 1), sizeof *s.unclosed);
     for (long c = o.first; c <= o.last; c++) {
         s.casenum = c;
-        run_case(&s, o.dir, log);
+        run_case(&s, o.dir, log, o.leave_open);
     }
     long failures = s.failures, all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < ETYPE_COUNT; i++)
+        dtype_free(&etypes[i]);
+    MPI_Finalize();
     if (s.rank == 0) {
+        if (o.leave_open)
+            all += check_after_finalize(&s, log);
         fprintf(log, "end failures=%ld\n", all);
         fclose(log);
     }
-    for (int i = 0; i < ETYPE_COUNT; i++)
-        dtype_free(&etypes[i]);
     free(s.model);
     free(s.mine);
     free(s.wrote);
     free(s.scratch_a);
     free(s.scratch_b);
     free(s.log.text);
-    MPI_Finalize();
+    free(s.unclosed);
     return all ? 1 : 0;
 }

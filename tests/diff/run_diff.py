@@ -118,6 +118,8 @@ def case_of_line(lines, index):
     for i in range(min(index, len(lines) - 1), -1, -1):
         if lines[i].startswith("case "):
             return int(lines[i].split()[1])
+        if lines[i].startswith("after finalize: case "):  # --leave-open's file checks
+            return int(lines[i].split()[3])
     return None
 
 
@@ -253,7 +255,8 @@ def main():
     p.add_argument("--gen", action="append", default=[], metavar="FLAG",
                    help="diffgen flag for every back end, repeatable: --gen=--focus-agree "
                    "(views empty on some ranks, hints per rank, get_size after collective "
-                   "writes, more often)")
+                   "writes, more often), --gen=--leave-open (every case ends with collective "
+                   "writes and leaves its file open: MPI_Finalize must keep the bytes)")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
     p.add_argument("--keep", action="store_true",
