@@ -6,11 +6,14 @@
  * leaves the file in place. The case's shared random stream (every rank draws
  * the same global choices) and each rank's own stream are derived from S and
  * C only, so one case reruns alone with --cases C-C. Operations: set_view
- * (random displacement, etype and filetype, the ranks' parts disjoint),
- * write/read at explicit offsets and at the individual pointer, independent
- * (blocking or nonblocking) and collective (blocking, nonblocking or split,
- * some ranks with count 0), seek, set_size, get_size, get_position,
- * get_byte_offset, sync; memory types random too.
+ * (random displacement, etype and filetype, the ranks' parts disjoint: tiles,
+ * darrays, bands of rows, contiguous bands; in some views ranks own nothing,
+ * their filetype holding no data), write/read at explicit offsets and at the
+ * individual pointer, independent (blocking or nonblocking) and collective
+ * (blocking, nonblocking or split), some ranks with count 0, seek, set_size,
+ * get_size (also right after collective writes), get_position,
+ * get_byte_offset, sync, set_info; memory types random too. Hints that steer
+ * collective paths differ between ranks at open, set_view and set_info.
  *
  * Every rank records, in order, each call's error class, the bytes it moved,
  * a hash of the data it read, positions and sizes. At the end of each case
@@ -39,10 +42,20 @@
  * Flags that keep known faults of a system MPI-IO out of the comparison:
  *   --seek-end-by-set  emulate SEEK_END with SEEK_SET (Open MPI's OMPIO);
  *                      the log is the same, so use it on the oracle side only
+ *   --barrier-before-size  a barrier between a collective write and the
+ *                      get_size after it (OMPIO returns before the other
+ *                      ranks wrote); the same log, the oracle side only
  *   --no-eof-reads     no read runs past the end of file    (MPICH's ROMIO)
  *   --memtype-lb-zero  no memory type with a negative lower bound (ROMIO)
  *   the last two change the cases: give them to both sides.
- *   --trace            copy log lines to stderr as they happen (for hangs) */
+ *   --trace            copy log lines to stderr as they happen (for hangs)
+ *
+ * Flags that change the cases (give them to both sides):
+ *   --focus-agree  more of what the ranks must agree on: views empty on
+ *                  some ranks, hints per rank, get_size after writes
+ *   --leave-open   every case ends with collective writes and leaves its
+ *                  file open, never closed before MPI_Finalize; rank 0
+ *                  checks the files after MPI_Finalize */
 #include <dlfcn.h>
 #include <limits.h>
 #include <mpi.h>
@@ -255,11 +268,14 @@ static void dtype_free(dtype_t *d) {
     memset(d, 0, sizeof *d);
 }
 
-/* A filetype usable in a view: non-empty, displacements non-negative and
- * strictly increasing, and one copy spans less than the extent, so copies
- * tiled at the extent stay increasing. */
+/* A filetype usable in a view: displacements non-negative and strictly
+ * increasing, and one copy spans less than the extent, so copies tiled at
+ * the extent stay increasing. A type with no data and a positive extent is
+ * an empty view: the rank takes part in collective calls and moves nothing. */
 static int dtype_is_view_safe(const dtype_t *d) {
-    if (d->size <= 0 || d->extent <= 0 || d->map[0] < 0)
+    if (d->size == 0)
+        return d->extent > 0;
+    if (d->size < 0 || d->extent <= 0 || d->map[0] < 0)
         return 0;
     for (int64_t k = 1; k < d->size; k++)
         if (d->map[k] <= d->map[k - 1])
@@ -267,7 +283,9 @@ static int dtype_is_view_safe(const dtype_t *d) {
     return d->map[d->size - 1] < d->map[0] + d->extent;
 }
 
-enum { ETYPE_COUNT = 5 };
+/* The first ETYPE_DENSE etypes have no gaps (a view of them alone is
+ * contiguous); the last has. */
+enum { ETYPE_COUNT = 5, ETYPE_DENSE = 4 };
 
 /* The elementary types: byte, int, double, 3 ints, {int, double} resized. */
 static void etypes_create(dtype_t *et) {
@@ -428,10 +446,30 @@ enum split_kind {
     SPLIT_DARRAY,    /* distributed array over the etype */
     SPLIT_ROWS,      /* subarray: each rank owns a band of rows */
     SPLIT_SHARED,    /* same view everywhere: read-only epoch */
+    SPLIT_BANDS,     /* contiguous view, each rank a band of the file */
     SPLIT_KINDS
 };
-static const char *const SPLIT_NAMES[SPLIT_KINDS] = {"tile_disp", "tile_lb", "darray", "rows",
-                                                     "shared"};
+static const char *const SPLIT_NAMES[SPLIT_KINDS] = {"tile_disp", "tile_lb", "darray",
+                                                     "rows",      "shared",  "bands"};
+
+/* A filetype with no data and the given extent: the view of a rank that
+ * owns no block of its split. A type of zero blocks has extent 0, so it is
+ * resized; the constructor varies (kind 0-2) as programs' do. */
+static dtype_t ft_empty(const dtype_t *e, int kind, MPI_Aint extent) {
+    static const char *const names[3] = {"indexed", "hindexed", "contig"};
+    MPI_Datatype none, t;
+    int blen = 1, disp = 0;
+    MPI_Aint bdisp = 0;
+    if (kind == 0)
+        MPI_Type_indexed(0, &blen, &disp, e->type, &none);
+    else if (kind == 1)
+        MPI_Type_create_hindexed(0, &blen, &bdisp, e->type, &none);
+    else
+        MPI_Type_contiguous(0, e->type, &none);
+    MPI_Type_create_resized(none, 0, extent, &t);
+    MPI_Type_free(&none);
+    return dtype_finish(t, 1, "resized(0,%ld,%s(0,%s))", (long)extent, names[kind], e->desc);
+}
 
 static dtype_t ft_tile_disp(const dtype_t *base, int nprocs) {
     MPI_Datatype t;
@@ -451,9 +489,24 @@ static dtype_t ft_tile_lb(const dtype_t *base, int rank, int nprocs) {
                         (long)base->extent * nprocs, (long)at, base->desc);
 }
 
-/* Every rank gets at least one element: block sizes divide evenly and a
- * cyclic dimension holds at least one full round of blocks. */
-static dtype_t ft_darray(rng_t *g, const dtype_t *e, int rank, int nprocs) {
+/* Global size of one darray dimension over p ranks. Even: block sizes
+ * divide evenly and a cyclic dimension holds a full round of blocks, so
+ * every rank owns elements. Uneven: any size, so with fewer elements than
+ * ranks (or than rounds of blocks) some ranks own none. */
+static int darray_gsize(rng_t *g, int distrib, int p, int b, int uneven) {
+    if (distrib == MPI_DISTRIBUTE_NONE)
+        return (int)rng_range(g, 1, 4);
+    if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        int even = p * b * (int)rng_range(g, 1, 2) + (int)rng_range(g, 0, p * b - 1);
+        return uneven ? (int)rng_range(g, 1, 2 * p * b) : even;
+    }
+    int even = p * (int)rng_range(g, 1, 3);
+    return uneven ? (int)rng_range(g, 1, 3 * p) : even;
+}
+
+/* A distributed array over the etype; with uneven sizes some ranks may own
+ * no element (their view is empty). */
+static dtype_t ft_darray(rng_t *g, const dtype_t *e, int rank, int nprocs, int uneven) {
     int ndims = (int)rng_range(g, 1, 3);
     int psizes[3] = {0, 0, 0}, gsizes[3], distribs[3], dargs[3];
     MPI_Dims_create(nprocs, ndims, psizes);
@@ -464,17 +517,14 @@ static dtype_t ft_darray(rng_t *g, const dtype_t *e, int rank, int nprocs) {
         if (pick == 0 && p == 1) {
             distribs[d] = MPI_DISTRIBUTE_NONE;
             dargs[d] = MPI_DISTRIBUTE_DFLT_DARG;
-            gsizes[d] = (int)rng_range(g, 1, 4);
         } else if (pick == 1) {
             distribs[d] = MPI_DISTRIBUTE_CYCLIC;
-            int b = (int)rng_range(g, 1, 2);
-            dargs[d] = b;
-            gsizes[d] = p * b * (int)rng_range(g, 1, 2) + (int)rng_range(g, 0, p * b - 1);
+            dargs[d] = (int)rng_range(g, 1, 2);
         } else {
             distribs[d] = MPI_DISTRIBUTE_BLOCK;
             dargs[d] = MPI_DISTRIBUTE_DFLT_DARG;
-            gsizes[d] = p * (int)rng_range(g, 1, 3);
         }
+        gsizes[d] = darray_gsize(g, distribs[d], p, dargs[d] > 0 ? dargs[d] : 1, uneven);
         size_t used = strlen(dims);
         snprintf(dims + used, sizeof dims - used, "%s%d%c%d/%d", d ? "," : "", gsizes[d],
                  "NCB"[distribs[d] == MPI_DISTRIBUTE_NONE     ? 0
@@ -499,15 +549,29 @@ static dtype_t ft_darray(rng_t *g, const dtype_t *e, int rank, int nprocs) {
     return dtype_finish(t, 1, "darray(%c,%s,%s)", order == MPI_ORDER_C ? 'C' : 'F', dims, e->desc);
 }
 
-static dtype_t ft_rows(rng_t *g, const dtype_t *e, int rank, int nprocs) {
+/* Each of the first nbands ranks owns a band of rows of a 2-D array (a
+ * subarray); the others own no row. MPI allows no subarray of zero rows,
+ * so theirs is an empty type with the array's extent. */
+static dtype_t ft_rows(rng_t *g, const dtype_t *e, int rank, int nbands, int empty_kind) {
     int band = (int)rng_range(g, 1, 3), cols = (int)rng_range(g, 1, 6);
-    int sizes[2] = {band * nprocs, cols};
+    int sizes[2] = {band * nbands, cols};
     int subs[2] = {band, (int)rng_range(g, 1, cols)};
     int starts[2] = {band * rank, (int)rng_range(g, 0, cols - subs[1])};
+    if (rank >= nbands)
+        return ft_empty(e, empty_kind, (MPI_Aint)sizes[0] * sizes[1] * e->extent);
     MPI_Datatype t;
     MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, e->type, &t);
     return dtype_finish(t, 1, "subarray(C,%dx%d/%dx%d@%d.%d,%s)", sizes[0], sizes[1], subs[0],
                         subs[1], starts[0], starts[1], e->desc);
+}
+
+/* A rank's part of a band split: k etypes in a row, so that the view is
+ * contiguous when the etype has no gaps (split_part places the ranks' bands
+ * one after another). */
+static dtype_t ft_band(const dtype_t *e, int k) {
+    MPI_Datatype t;
+    MPI_Type_contiguous(k, e->type, &t);
+    return dtype_finish(t, 1, "contig(%d,%s)", k, e->desc);
 }
 
 /* ------------------------------------------------------------- memtypes */
@@ -631,6 +695,14 @@ static void membuf_free(membuf_t *b) {
 
 /* ------------------------------------------------------------ generator */
 
+/* A case's file left open, with the model's image of it. */
+typedef struct {
+    long casenum;
+    char path[PATH_MAX];
+    unsigned char *image;
+    int64_t size;
+} unclosed_t;
+
 typedef struct {
     int rank, nprocs;
     uint64_t seed;
@@ -647,8 +719,10 @@ typedef struct {
     /* Restrictions for MPICH's ROMIO, which cannot be the oracle otherwise:
      * it reports a full count for noncontiguous reads past the end of file
      * and misplaces data for memory types whose lower bound is negative. */
-    int no_eof_reads;    /* no read runs past the end of file */
-    int memtype_lb_zero; /* resized memory types keep lower bound 0 */
+    int no_eof_reads;        /* no read runs past the end of file */
+    int memtype_lb_zero;     /* resized memory types keep lower bound 0 */
+    int focus_agree;         /* weight the cases toward what the ranks must agree on */
+    int barrier_before_size; /* see size_after_collective_write */
     /* view */
     const dtype_t *etype;
     dtype_t ft;
@@ -665,6 +739,9 @@ typedef struct {
     int64_t own_end;      /* end of this rank's writes since then */
     unsigned char *scratch_a, *scratch_b;
     const dtype_t *etypes;
+    /* --leave-open: rank 0's record of the files left open */
+    unclosed_t *unclosed;
+    int n_unclosed;
 } gen_t;
 
 static void logline(gen_t *s, const char *fmt, ...) {
@@ -735,6 +812,11 @@ static int64_t esize(const gen_t *s) {
     return s->etype->size;
 }
 
+/* An empty view: the rank's filetype holds no data. */
+static int view_empty(const gen_t *s) {
+    return s->ft.size == 0;
+}
+
 /* File offset of view byte p (p counts data bytes from the view's start). */
 static int64_t view_offset(const gen_t *s, int64_t p) {
     int64_t tile = p / s->ft.size, within = p % s->ft.size;
@@ -745,7 +827,7 @@ static int64_t view_offset(const gen_t *s, int64_t p) {
  * view's offsets increase). */
 static int64_t view_bytes_below(const gen_t *s, int64_t p, int64_t n, int64_t limit) {
     int64_t k = 0;
-    while (k < n && view_offset(s, p + k) < limit)
+    while (k < n && !view_empty(s) && view_offset(s, p + k) < limit)
         k++;
     return k;
 }
@@ -753,7 +835,7 @@ static int64_t view_bytes_below(const gen_t *s, int64_t p, int64_t n, int64_t li
 /* Number of view bytes whose file offset lies below limit, however far the
  * view reaches (the offsets increase, so this is a binary search). */
 static int64_t view_bytes_before(const gen_t *s, int64_t limit) {
-    if (view_offset(s, 0) >= limit)
+    if (view_empty(s) || view_offset(s, 0) >= limit)
         return 0;
     int64_t lo = 0, hi = s->ft.size; /* view_offset(lo) < limit */
     while (view_offset(s, hi) < limit) {
@@ -827,6 +909,74 @@ static void settle(gen_t *s) {
     expect_ok(s, rc1, "sync");
     expect_ok(s, rc2, "sync");
     model_merge(s);
+}
+
+/* ----------------------------------------------------------------- hints */
+
+/* Hints that steer pario's collective paths, given per rank with values of
+ * the rank's own: pario takes rank 0's value everywhere, since ranks taking
+ * different paths wait for each other forever or place bytes wrongly.
+ * OMPIO (4.1) ignores the romio_ and pario_ keys, and striping_unit outside
+ * Lustre; it reads cb_nodes and cb_buffer_size, but only its aggregating
+ * components use them, and the individual component the oracle runs with
+ * aggregates nothing. So both back ends get the differing values (on OMPIO
+ * they gave no hang and no failed check). */
+static const char *const HINT_SWITCHES[] = {"romio_cb_write", "romio_cb_read",
+                                            "pario_cb_write_behind"};
+static const char *const SWITCH_VALUES[] = {"enable", "disable", "automatic"};
+static const char *const BUFFER_SIZES[] = {"256", "4096", "65536", "1048576", "16777216"};
+static const char *const STRIPING_UNITS[] = {"512", "4096", "65536", "1048576"};
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+typedef struct {
+    MPI_Info info;
+    char desc[DESC_MAX];
+} hints_t;
+
+static void hint_set(hints_t *h, const char *key, const char *value) {
+    MPI_Info_set(h->info, key, value);
+    size_t used = strlen(h->desc);
+    snprintf(h->desc + used, sizeof h->desc - used, "%s%s=%s", used ? "," : "", key, value);
+}
+
+static const char *pick(rng_t *r, const char *const *values, int n) {
+    return values[rng_range(r, 0, n - 1)];
+}
+
+/* This rank's hints: each key with chance one half. */
+static hints_t random_hints(gen_t *s) {
+    hints_t h;
+    h.desc[0] = 0;
+    MPI_Info_create(&h.info);
+    for (int i = 0; i < COUNT_OF(HINT_SWITCHES); i++)
+        if (rng_percent(&s->r, 50))
+            hint_set(&h, HINT_SWITCHES[i], pick(&s->r, SWITCH_VALUES, COUNT_OF(SWITCH_VALUES)));
+    if (rng_percent(&s->r, 50))
+        hint_set(&h, "cb_buffer_size", pick(&s->r, BUFFER_SIZES, COUNT_OF(BUFFER_SIZES)));
+    if (rng_percent(&s->r, 50)) {
+        char nodes[16];
+        snprintf(nodes, sizeof nodes, "%d", (int)rng_range(&s->r, 1, s->nprocs + 1));
+        hint_set(&h, "cb_nodes", nodes);
+    }
+    if (rng_percent(&s->r, 50))
+        hint_set(&h, "striping_unit", pick(&s->r, STRIPING_UNITS, COUNT_OF(STRIPING_UNITS)));
+    if (!h.desc[0])
+        snprintf(h.desc, sizeof h.desc, "empty");
+    return h;
+}
+
+/* Hints for a call that takes an MPI_Info: on some ranks random ones, on
+ * the others none (MPI_INFO_NULL). */
+static hints_t maybe_hints(gen_t *s, int pct) {
+    if (rng_percent(&s->r, pct))
+        return random_hints(s);
+    hints_t none = {MPI_INFO_NULL, "none"};
+    return none;
+}
+
+static void hints_free(hints_t *h) {
+    if (h->info != MPI_INFO_NULL)
+        MPI_Info_free(&h->info);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -980,17 +1130,29 @@ static int read_may_cross_eof(const gen_t *s, const access_t *a) {
     return a->may_cross_eof && !s->no_eof_reads && a->mode == CALL_BLOCKING;
 }
 
+/* The count of an access through an empty view: reads at explicit offsets
+ * ask for data and must find none. Writes of data through an empty view
+ * are erroneous (pario refuses them, OMPIO drops the data and reports
+ * success), and OMPIO's blocking read_all reports the full count read, so
+ * accesses at the individual pointer move nothing. */
+static int empty_view_count(const access_t *a, int want) {
+    return !a->is_write && a->at == AT_EXPLICIT ? want : 0;
+}
+
 /* One data access by this rank: build a memory type, choose the count, call,
- * check and log. For collectives every rank calls this. */
+ * check and log. For collectives every rank calls this. Some calls of
+ * either kind have count 0 (the rank takes part and moves nothing). */
 static void run_access(gen_t *s, access_t a) {
     dtype_t mt = mt_build(&s->r, s->etype, s->memtype_lb_zero);
     int64_t room = MAX_XFER / mt.size;
     int want = (int)rng_range(&s->r, rng_percent(&s->r, 10) ? 0 : 1, room > 1 ? room : 1);
-    if (a.collective && rng_percent(&s->r, 25))
+    if (rng_percent(&s->r, a.collective ? 25 : 5))
         want = 0;
     int64_t start_etypes = a.at == AT_EXPLICIT ? a.off : s->pos;
     int64_t start = start_etypes * esize(s);
-    if (a.is_write)
+    if (view_empty(s))
+        a.count = empty_view_count(&a, want);
+    else if (a.is_write)
         a.count = clip_count(s, start, &mt, want, -1);
     else
         a.count = clip_count(s, start, &mt, want, read_may_cross_eof(s, &a) ? -1 : known_size(s));
@@ -1021,8 +1183,8 @@ static void run_access(gen_t *s, access_t a) {
     } else {
         uint64_t h = FNV_START;
         char show[2 * SHOW_BYTES + 1] = "";
-        if (got >= 0)
-            check_read(s, start, &b, got < n ? got : n, &h, show);
+        if (got >= 0) /* an empty view has no byte to compare: the count says it */
+            check_read(s, start, &b, view_empty(s) ? 0 : got < n ? got : n, &h, show);
         logline(s, "%s %s %s count=%d mt=%s rc=%s n=%d h=%016llx d=%s", a.name, MODE_NAMES[a.mode],
                 args, a.count, mt.desc, class_name(rc), got, (unsigned long long)h, show);
         if (rc == MPI_SUCCESS && got != expect)
@@ -1039,67 +1201,133 @@ static int64_t random_offset(gen_t *s) {
     return rng_range(&s->r, 0, s->span / esize(s));
 }
 
-/* The filetype of this rank for one epoch; tile_shift receives the extra
- * displacement a SPLIT_TILE_DISP view adds per rank. */
-static dtype_t split_filetype(gen_t *s, int split, const dtype_t *e, const dtype_t *base,
-                              MPI_Offset *tile_shift) {
-    *tile_shift = 0;
+/* One rank's part of an epoch's split. */
+typedef struct {
+    dtype_t ft;
+    MPI_Offset shift; /* added to the displacement: per-rank tiles and bands */
+    int64_t cap;      /* view bytes the rank may touch (its band); -1: up to FILE_CAP */
+} part_t;
+
+/* Which ranks own nothing in an epoch that leaves some out (bit r for rank
+ * r, at most 64 ranks), from the shared stream: the draws are the same on
+ * every rank whatever its own part. */
+static uint64_t empty_ranks(gen_t *s, int leave_out) {
+    uint64_t mask = 0;
+    for (int i = 0; i < s->nprocs && i < 64; i++)
+        if (rng_percent(&s->g, 40) && leave_out)
+            mask |= (uint64_t)1 << i;
+    return mask;
+}
+
+/* This rank's filetype for one epoch. In some epochs ranks are left out:
+ * their filetype holds no data (tiles, bands), or the array has fewer
+ * blocks or bands than there are ranks (darray, rows). */
+static part_t split_part(gen_t *s, int split, const dtype_t *e, const dtype_t *base) {
+    part_t p = {.shift = 0, .cap = -1};
+    int leave_out = rng_percent(&s->g, s->focus_agree ? 60 : 25);
+    uint64_t empty = empty_ranks(s, leave_out);
+    int mine_empty = s->rank < 64 && (empty >> s->rank & 1);
+    int empty_kind = (int)rng_range(&s->g, 0, 2);
     switch (split) {
     case SPLIT_TILE_DISP:
-        *tile_shift = base->extent * s->rank;
-        return ft_tile_disp(base, s->nprocs);
+        p.shift = base->extent * s->rank;
+        p.ft = mine_empty ? ft_empty(e, empty_kind, base->extent * s->nprocs)
+                          : ft_tile_disp(base, s->nprocs);
+        return p;
     case SPLIT_TILE_LB:
-        return ft_tile_lb(base, s->rank, s->nprocs);
+        p.ft = mine_empty ? ft_empty(e, empty_kind, base->extent * s->nprocs)
+                          : ft_tile_lb(base, s->rank, s->nprocs);
+        return p;
     case SPLIT_DARRAY:
-        return ft_darray(&s->g, e, s->rank, s->nprocs);
-    case SPLIT_ROWS:
-        return ft_rows(&s->g, e, s->rank, s->nprocs);
-    default:
-        return ft_build(&s->g, e);
+        p.ft = ft_darray(&s->g, e, s->rank, s->nprocs, leave_out);
+        return p;
+    case SPLIT_ROWS: {
+        int nbands = leave_out ? (int)rng_range(&s->g, 1, s->nprocs) : s->nprocs;
+        p.ft = ft_rows(&s->g, e, s->rank, nbands, empty_kind);
+        return p;
     }
+    case SPLIT_BANDS: {
+        int k = (int)rng_range(&s->g, 1, 4);
+        int64_t len = rng_range(&s->g, 1, 512); /* etypes per band */
+        p.shift = len * e->extent * s->rank;
+        p.cap = len * e->size;
+        p.ft = mine_empty ? ft_empty(e, empty_kind, k * e->extent) : ft_band(e, k);
+        return p;
+    }
+    default:
+        p.ft = ft_build(&s->g, e);
+        return p;
+    }
+}
+
+/* The part every rank falls back to when some rank's filetype is unusable:
+ * tiles of the base type, no rank left out, no draw. */
+static part_t fallback_part(gen_t *s, const dtype_t *base) {
+    part_t p = {.shift = base->extent * s->rank, .cap = -1};
+    p.ft = ft_tile_disp(base, s->nprocs);
+    return p;
 }
 
 /* Sets the view's bookkeeping: file pointer reset, offsets the random
  * accesses range over. */
-static void adopt_view(gen_t *s, const dtype_t *e, dtype_t ft, MPI_Offset disp, int split) {
+static void adopt_view(gen_t *s, const dtype_t *e, part_t p, MPI_Offset disp, int split) {
     dtype_free(&s->ft);
-    s->ft = ft;
+    s->ft = p.ft;
     s->etype = e;
     s->disp = disp;
     s->split = split;
     s->pos = 0;
-    int64_t last = ft.map[ft.size - 1] + 1;
-    int64_t tiles = (FILE_CAP - disp - last) / ft.extent;
-    s->view_cap = FILE_CAP - disp - last >= 0 ? (tiles + 1) * ft.size : 0;
-    s->span = 3 * ft.size + 64 * e->size;
+    if (view_empty(s)) { /* no byte to touch; explicit reads still range */
+        s->view_cap = 0;
+        s->span = 64 * e->size;
+        return;
+    }
+    int64_t last = p.ft.map[p.ft.size - 1] + 1;
+    int64_t tiles = (FILE_CAP - disp - last) / p.ft.extent;
+    s->view_cap = FILE_CAP - disp - last >= 0 ? (tiles + 1) * p.ft.size : 0;
+    if (p.cap >= 0 && p.cap < s->view_cap)
+        s->view_cap = p.cap;
+    s->span = 3 * p.ft.size + 64 * e->size;
     if (s->span > s->view_cap)
         s->span = s->view_cap;
 }
 
-static void op_set_view(gen_t *s) {
+/* A new view after a sync point: split kind forced (and the etype one
+ * without gaps, so that the view can be contiguous), or drawn when < 0. */
+static void set_view_split(gen_t *s, int forced) {
     settle(s);
-    const dtype_t *e = &s->etypes[rng_range(&s->g, 0, ETYPE_COUNT - 1)];
+    int etypes = forced >= 0 ? ETYPE_DENSE : ETYPE_COUNT;
+    const dtype_t *e = &s->etypes[rng_range(&s->g, 0, etypes - 1)];
     int split = (int)rng_range(&s->g, 0, SPLIT_KINDS - 1);
-    MPI_Offset disp = rng_percent(&s->g, 30) ? 0 : rng_range(&s->g, 0, MAX_DISP), shift;
+    if (forced >= 0)
+        split = forced;
+    MPI_Offset disp = rng_percent(&s->g, 30) ? 0 : rng_range(&s->g, 0, MAX_DISP);
     dtype_t base = ft_build(&s->g, e);
-    dtype_t ft = split_filetype(s, split, e, &base, &shift);
+    part_t p = split_part(s, split, e, &base);
     /* A rank's filetype may be unusable (a darray in Fortran order need not
      * increase): then every rank falls back to tiling the base type. */
-    int safe = dtype_is_view_safe(&ft), all_safe = 0;
+    int safe = dtype_is_view_safe(&p.ft), all_safe = 0;
     MPI_Allreduce(&safe, &all_safe, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!all_safe) {
-        logline(s, "set_view fallback from %s", safe ? "another rank's filetype" : ft.desc);
-        dtype_free(&ft);
+        logline(s, "set_view fallback from %s", safe ? "another rank's filetype" : p.ft.desc);
+        dtype_free(&p.ft);
         split = SPLIT_TILE_DISP;
-        ft = split_filetype(s, split, e, &base, &shift);
+        p = fallback_part(s, &base);
     }
     dtype_free(&base);
-    disp += shift;
-    int rc = MPI_File_set_view(s->fh, disp, e->type, ft.type, "native", MPI_INFO_NULL);
-    logline(s, "set_view split=%s disp=%lld etype=%s ft=%s rc=%s", SPLIT_NAMES[split],
-            (long long)disp, e->desc, ft.desc, class_name(rc));
+    disp += p.shift;
+    hints_t h = maybe_hints(s, s->focus_agree ? 60 : 0);
+    int rc = MPI_File_set_view(s->fh, disp, e->type, p.ft.type, "native", h.info);
+    logline(s, "set_view split=%s disp=%lld etype=%s ft=%s%s hints=%s rc=%s", SPLIT_NAMES[split],
+            (long long)disp, e->desc, p.ft.desc, p.ft.size ? "" : " (empty)", h.desc,
+            class_name(rc));
     expect_ok(s, rc, "set_view");
-    adopt_view(s, e, ft, disp, split);
+    hints_free(&h);
+    adopt_view(s, e, p, disp, split);
+}
+
+static void op_set_view(gen_t *s) {
+    set_view_split(s, -1);
 }
 
 static int writes_allowed(const gen_t *s) {
@@ -1112,6 +1340,10 @@ static void op_independent(gen_t *s) {
     int kind = rng_weighted(&s->r, weights, KINDS);
     if (!writes_allowed(s) && (kind == W_AT || kind == W_PTR))
         kind = kind == W_AT ? R_AT : R_PTR;
+    /* Seeking in an empty view and asking where an offset lies have no
+     * answer both back ends give (OMPIO ignores the seek). */
+    if (view_empty(s) && (kind == SEEK || kind == BYTE_OFFSET))
+        kind = R_AT;
     access_t a = {0};
     a.mode = rng_percent(&s->r, 30) ? CALL_NONBLOCKING : CALL_BLOCKING;
     switch (kind) {
@@ -1164,23 +1396,59 @@ static void op_independent(gen_t *s) {
     }
 }
 
-static void op_collective(gen_t *s) {
-    static const char *const names[4] = {"write_at_all", "read_at_all", "write_all", "read_all"};
-    int kind = (int)rng_range(&s->g, 0, 3);
-    if (!writes_allowed(s) && (kind == 0 || kind == 2))
-        kind++;
+/* get_size right after a collective write, with no sync or barrier
+ * between: pario counts every rank's part of the call (get_size waits for
+ * the writes it keeps behind in memory; its other collective writes end
+ * with an agreement, so every part is in the file before any rank
+ * returns). MPI leaves that size undefined before a sync, and OMPIO's
+ * individual component returns from a collective write without waiting
+ * for the other ranks, so with --barrier-before-size (its side only, the
+ * log is the same) a barrier comes first: by then each rank has written its
+ * part. The allreduce that finds the expected size comes after every
+ * rank's get_size, so no later write can be counted. */
+static void size_after_collective_write(gen_t *s) {
+    if (s->barrier_before_size)
+        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Offset size = -1;
+    int rc = MPI_File_get_size(s->fh, &size);
+    long long end = s->own_end, all_end = 0;
+    MPI_Allreduce(&end, &all_end, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    int64_t want = all_end > s->msize ? all_end : s->msize;
+    logline(s, "get_size after write rc=%s size=%lld", class_name(rc), (long long)size);
+    expect_ok(s, rc, "get_size");
+    if (rc == MPI_SUCCESS && size != want)
+        fail(s, "size after a collective write %lld, expected %lld", (long long)size,
+             (long long)want);
+}
+
+enum { COLL_WRITE_AT, COLL_READ_AT, COLL_WRITE, COLL_READ, COLL_KINDS };
+
+/* One collective access of the given kind; after a write, get_size with
+ * chance size_pct. */
+static void collective_access(gen_t *s, int kind, int size_pct) {
+    static const char *const names[COLL_KINDS] = {"write_at_all", "read_at_all", "write_all",
+                                                  "read_all"};
     access_t a = {0};
     a.name = names[kind];
-    a.is_write = kind == 0 || kind == 2;
+    a.is_write = kind == COLL_WRITE_AT || kind == COLL_WRITE;
     a.collective = 1;
     /* Every rank must make the same kind of collective call. */
     static const int mode_weights[CALL_MODES] = {60, 20, 20};
     a.mode = rng_weighted(&s->g, mode_weights, CALL_MODES);
-    a.at = kind < 2 ? AT_EXPLICIT : AT_INDIVIDUAL;
+    a.at = kind == COLL_WRITE_AT || kind == COLL_READ_AT ? AT_EXPLICIT : AT_INDIVIDUAL;
     a.may_cross_eof = a.at == AT_EXPLICIT && !writes_allowed(s);
     if (a.at == AT_EXPLICIT)
         a.off = random_offset(s);
     run_access(s, a);
+    if (a.is_write && rng_percent(&s->g, size_pct))
+        size_after_collective_write(s);
+}
+
+static void op_collective(gen_t *s) {
+    int kind = (int)rng_range(&s->g, 0, COLL_KINDS - 1);
+    if (!writes_allowed(s) && (kind == COLL_WRITE_AT || kind == COLL_WRITE))
+        kind++;
+    collective_access(s, kind, s->focus_agree ? 70 : 30);
 }
 
 /* A read that may run past the end of file, while no rank writes. */
@@ -1233,6 +1501,11 @@ static void op_get_size(gen_t *s) {
  * back end doing real SEEK_ENDs can be compared against OMPIO doing SETs. */
 static void op_seek_end(gen_t *s) {
     settle(s);
+    if (view_empty(s)) { /* see op_independent */
+        logline(s, "seek_end skipped: empty view");
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
     int64_t before = view_bytes_before(s, s->msize);
     int64_t eof = (before + esize(s) - 1) / esize(s);
     MPI_Offset arg = rng_range(&s->r, eof > 4 ? -4 : -eof, 4);
@@ -1250,6 +1523,15 @@ static void op_seek_end(gen_t *s) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* New hints on every rank, different per rank (see random_hints). */
+static void op_set_info(gen_t *s) {
+    hints_t h = random_hints(s);
+    int rc = MPI_File_set_info(s->fh, h.info);
+    logline(s, "set_info %s rc=%s", h.desc, class_name(rc));
+    expect_ok(s, rc, "set_info");
+    hints_free(&h);
+}
+
 static void op_sync(gen_t *s) {
     int rc = MPI_File_sync(s->fh);
     logline(s, "sync rc=%s", class_name(rc));
@@ -1265,12 +1547,18 @@ enum op_kind {
     OP_SEEK_END,
     OP_READ_PAST_END,
     OP_SYNC,
+    OP_SET_INFO,
     OP_KINDS
 };
 
 static void run_op(gen_t *s) {
-    static const int weights[OP_KINDS] = {12, 40, 22, 5, 5, 4, 5, 5};
-    switch (rng_weighted(&s->g, weights, OP_KINDS)) {
+    /* No set_info (nor hints at set_view) without --focus-agree: pario applies
+     * its PARIO_HINT_ variables at open only, so program hints given later
+     * would undo what the registrations that force a path set there. */
+    static const int weights[OP_KINDS] = {12, 40, 22, 5, 5, 4, 5, 5, 0};
+    /* More collective calls, views and hints, fewer independent calls. */
+    static const int agree_weights[OP_KINDS] = {14, 26, 32, 4, 4, 3, 4, 5, 8};
+    switch (rng_weighted(&s->g, s->focus_agree ? agree_weights : weights, OP_KINDS)) {
     case OP_SET_VIEW:
         op_set_view(s);
         break;
@@ -1292,6 +1580,9 @@ static void run_op(gen_t *s) {
     case OP_READ_PAST_END:
         op_read_past_end(s);
         break;
+    case OP_SET_INFO:
+        op_set_info(s);
+        break;
     default:
         op_sync(s);
         break;
@@ -1300,11 +1591,12 @@ static void run_op(gen_t *s) {
 
 /* ------------------------------------------------------------------ case */
 
-/* Rank 0 reads the closed file with plain stdio and checks it against the model. */
-static void check_final_file(gen_t *s) {
-    FILE *f = fopen(s->path, "rb");
+/* Rank 0 reads a case's file with plain stdio and checks it against the
+ * model's image of it (size bytes). */
+static void check_file(gen_t *s, const char *path, const unsigned char *image, int64_t msize) {
+    FILE *f = fopen(path, "rb");
     if (!f) {
-        fail(s, "cannot open %s after close", s->path);
+        fail(s, "cannot open %s at the end", path);
         return;
     }
     unsigned char *chunk = xcalloc(FINAL_CHUNK, 1);
@@ -1313,19 +1605,24 @@ static void check_final_file(gen_t *s) {
     size_t got;
     while ((got = fread(chunk, 1, FINAL_CHUNK, f)) > 0) {
         h = fnv1a(h, chunk, got);
-        for (size_t i = 0; i < got && size + (int64_t)i < FILE_CAP; i++)
-            if (first_bad < 0 && chunk[i] != s->model[size + (int64_t)i])
+        for (size_t i = 0; i < got && size + (int64_t)i < msize; i++)
+            if (first_bad < 0 && chunk[i] != image[size + (int64_t)i])
                 first_bad = size + (int64_t)i;
         size += (int64_t)got;
     }
     fclose(f);
     free(chunk);
-    want = fnv1a(want, s->model, (size_t)s->msize);
+    want = fnv1a(want, image, (size_t)msize);
     logline(s, "file size=%lld hash=%016llx", (long long)size, (unsigned long long)h);
-    if (size != s->msize)
-        fail(s, "file size %lld, expected %lld", (long long)size, (long long)s->msize);
+    if (size != msize)
+        fail(s, "file size %lld, expected %lld", (long long)size, (long long)msize);
     else if (h != want)
         fail(s, "file differs from the model first at byte %lld", (long long)first_bad);
+}
+
+/* Rank 0 checks the closed file of the case. */
+static void check_final_file(gen_t *s) {
+    check_file(s, s->path, s->model, s->msize);
 }
 
 /* Appends every rank's records of the case to the log, rank by rank. */
@@ -1360,7 +1657,34 @@ static void flush_log(gen_t *s, FILE *log) {
     s->log.len = 0;
 }
 
-static void run_case(gen_t *s, const char *dir, FILE *log) {
+/* The end of a case left open: collective writes through a view of
+ * contiguous bands (writes pario keeps behind in memory when every rank
+ * shares a node), then neither sync nor close. Erroneous, but common after
+ * an error path: MPI_Finalize must leave every byte in the file, as OMPIO,
+ * which writes at once, does. The model takes in the writes without a sync
+ * point (its merge is bookkeeping only), and rank 0 keeps its image for the
+ * check after MPI_Finalize. */
+static void end_without_close(gen_t *s) {
+    s->op++;
+    set_view_split(s, SPLIT_BANDS);
+    int writes = (int)rng_range(&s->g, 1, 3);
+    for (int i = 0; i < writes; i++) {
+        s->op++;
+        collective_access(s, rng_percent(&s->g, 50) ? COLL_WRITE : COLL_WRITE_AT, 0);
+    }
+    model_merge(s);
+    logline(s, "left open");
+    if (s->rank == 0) {
+        unclosed_t *u = &s->unclosed[s->n_unclosed++];
+        u->casenum = s->casenum;
+        snprintf(u->path, sizeof u->path, "%s", s->path);
+        u->size = s->msize;
+        u->image = xcalloc((size_t)s->msize, 1);
+        memcpy(u->image, s->model, (size_t)s->msize);
+    }
+}
+
+static void run_case(gen_t *s, const char *dir, FILE *log, int leave_open) {
     s->g = rng_seeded(s->seed, (uint64_t)s->casenum, 0);
     s->r = rng_seeded(s->seed, (uint64_t)s->casenum, (uint64_t)s->rank + 1);
     s->op = 0;
@@ -1369,10 +1693,12 @@ static void run_case(gen_t *s, const char *dir, FILE *log) {
     if (s->rank == 0)
         unlink(s->path);
     MPI_Barrier(MPI_COMM_WORLD);
-    int rc = MPI_File_open(MPI_COMM_WORLD, s->path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                           &s->fh);
-    logline(s, "open rc=%s", class_name(rc));
+    hints_t h = maybe_hints(s, s->focus_agree ? 80 : 30);
+    int rc =
+        MPI_File_open(MPI_COMM_WORLD, s->path, MPI_MODE_CREATE | MPI_MODE_RDWR, h.info, &s->fh);
+    logline(s, "open hints=%s rc=%s", h.desc, class_name(rc));
     expect_ok(s, rc, "open");
+    hints_free(&h);
     if (rc == MPI_SUCCESS) {
         MPI_File_set_errhandler(s->fh, MPI_ERRORS_RETURN);
         int ops = (int)rng_range(&s->g, MIN_OPS, MAX_OPS);
@@ -1384,16 +1710,40 @@ static void run_case(gen_t *s, const char *dir, FILE *log) {
             else
                 run_op(s);
         }
-        settle(s);
-        rc = MPI_File_close(&s->fh);
-        logline(s, "close rc=%s", class_name(rc));
-        expect_ok(s, rc, "close");
+        if (leave_open) {
+            end_without_close(s);
+        } else {
+            settle(s);
+            rc = MPI_File_close(&s->fh);
+            logline(s, "close rc=%s", class_name(rc));
+            expect_ok(s, rc, "close");
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (s->rank == 0)
+    if (s->rank == 0 && !leave_open)
         check_final_file(s);
     flush_log(s, log);
     dtype_free(&s->ft);
+}
+
+/* Rank 0, after MPI_Finalize: every file left open holds every byte
+ * written; the log gets the results. Open MPI's MPI_Finalize runs
+ * MPI_COMM_SELF's attribute callbacks (where a drop-in may write what it
+ * kept) first and then waits for every rank, so when it returns here every
+ * rank is done. Returns the failures found. */
+static long check_after_finalize(gen_t *s, FILE *log) {
+    long before = s->failures;
+    s->op = 0;
+    for (int i = 0; i < s->n_unclosed; i++) {
+        unclosed_t *u = &s->unclosed[i];
+        s->casenum = u->casenum;
+        s->log.len = 0;
+        check_file(s, u->path, u->image, u->size);
+        fprintf(log, "after finalize: case %ld\n", u->casenum);
+        fwrite(s->log.text, 1, s->log.len, log);
+        free(u->image);
+    }
+    return s->failures - before;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1402,7 +1752,8 @@ typedef struct {
     uint64_t seed;
     long first, last;
     const char *dir, *log;
-    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace;
+    int seek_end_by_set, barrier_before_size, no_eof_reads, memtype_lb_zero, trace, focus_agree,
+        leave_open;
 } options_t;
 
 static int parse_cases(const char *text, long *first, long *last) {
@@ -1418,25 +1769,34 @@ static int parse_cases(const char *text, long *first, long *last) {
     return *end == 0 && *first >= 0 && *last >= *first;
 }
 
+/* The flag named k, or NULL when k is no flag (an option with a value). */
+static int *flag_named(options_t *o, const char *k) {
+    const struct {
+        const char *name;
+        int *flag;
+    } flags[] = {
+        {"--seek-end-by-set", &o->seek_end_by_set},
+        {"--barrier-before-size", &o->barrier_before_size},
+        {"--trace", &o->trace},
+        {"--no-eof-reads", &o->no_eof_reads},
+        {"--memtype-lb-zero", &o->memtype_lb_zero},
+        {"--focus-agree", &o->focus_agree},
+        {"--leave-open", &o->leave_open},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (!strcmp(k, flags[i].name))
+            return flags[i].flag;
+    return NULL;
+}
+
 static int parse_options(int argc, char **argv, options_t *o) {
     int have_seed = 0, have_case = 0;
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(k, "--seek-end-by-set")) {
-            o->seek_end_by_set = 1;
-            continue;
-        }
-        if (!strcmp(k, "--trace")) {
-            o->trace = 1;
-            continue;
-        }
-        if (!strcmp(k, "--no-eof-reads")) {
-            o->no_eof_reads = 1;
-            continue;
-        }
-        if (!strcmp(k, "--memtype-lb-zero")) {
-            o->memtype_lb_zero = 1;
+        int *flag = flag_named(o, k);
+        if (flag) {
+            *flag = 1;
             continue;
         }
         if (!v)
@@ -1467,9 +1827,10 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
     if (!parse_options(argc, argv, &o)) {
         if (s.rank == 0)
-            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--no-eof-reads] "
-                            "[--memtype-lb-zero] [--trace] --seed S (--case C | --cases A-B) "
-                            "--dir D [--log L]\n");
+            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--barrier-before-size] "
+                            "[--no-eof-reads] "
+                            "[--memtype-lb-zero] [--focus-agree] [--leave-open] [--trace] --seed S "
+                            "(--case C | --cases A-B) --dir D [--log L]\n");
         MPI_Finalize();
         return 2;
     }
@@ -1495,29 +1856,35 @@ int main(int argc, char **argv) {
     s.no_eof_reads = o.no_eof_reads;
     s.trace = o.trace;
     s.memtype_lb_zero = o.memtype_lb_zero;
+    s.focus_agree = o.focus_agree;
+    s.barrier_before_size = o.barrier_before_size;
     s.model = xcalloc(FILE_CAP, 1);
     s.mine = xcalloc(FILE_CAP, 1);
     s.wrote = xcalloc(FILE_CAP, 1);
     s.scratch_a = xcalloc(FILE_CAP, 1);
     s.scratch_b = xcalloc(FILE_CAP, 1);
+    s.unclosed = xcalloc((size_t)(o.last - o.first + 1), sizeof *s.unclosed);
     for (long c = o.first; c <= o.last; c++) {
         s.casenum = c;
-        run_case(&s, o.dir, log);
+        run_case(&s, o.dir, log, o.leave_open);
     }
     long failures = s.failures, all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < ETYPE_COUNT; i++)
+        dtype_free(&etypes[i]);
+    MPI_Finalize();
     if (s.rank == 0) {
+        if (o.leave_open)
+            all += check_after_finalize(&s, log);
         fprintf(log, "end failures=%ld\n", all);
         fclose(log);
     }
-    for (int i = 0; i < ETYPE_COUNT; i++)
-        dtype_free(&etypes[i]);
     free(s.model);
     free(s.mine);
     free(s.wrote);
     free(s.scratch_a);
     free(s.scratch_b);
     free(s.log.text);
-    MPI_Finalize();
+    free(s.unclosed);
     return all ? 1 : 0;
 }

@@ -15,7 +15,8 @@ Back ends:
           past the end of file and memory types with a negative lower bound
           left out on both sides (ROMIO gets both wrong); even so MPICH 4.0's
           ROMIO still fails diffgen's checks, so CMake registers the test for
-          Open MPI builds only.
+          Open MPI builds only. Every system MPI-IO gets a barrier between a
+          collective write and the get_size after it.
   pario   the same diffgen binary with libpario-mpiio.so preloaded.
   other   with --other-mpi: another MPI's oracle (its own diffgen build).
 
@@ -35,7 +36,7 @@ import time
 
 
 class Backend:
-    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=()):
+    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=(), gen=()):
         self.name = name
         self.mpi = mpi
         self.mpiexec = mpiexec
@@ -43,6 +44,7 @@ class Backend:
         self.preload = preload
         self.hints = list(hints)  # "key=value": pario's PARIO_HINT_<key> overrides
         self.env = list(env)  # "NAME=value": more environment for this back end
+        self.gen = list(gen)  # diffgen flags that change the cases (both back ends)
         self.romio_limits = mpi == "mpich"
 
     def command(self, np, seed, cases, workdir):
@@ -66,10 +68,16 @@ class Backend:
         cmd.append(self.diffgen)
         if self.mpi != "mpich" and not self.preload:
             cmd.append("--seek-end-by-set")
+        if not self.preload:
+            # A system MPI-IO may return from a collective write before the
+            # other ranks wrote: a barrier before the get_size that follows
+            # (pario must count every rank's part without one).
+            cmd.append("--barrier-before-size")
         if self.romio_limits:
             # Set on both sides when either is MPICH: leave out what MPICH
             # 4.0's ROMIO gets wrong, so that both run the same cases.
             cmd += ["--no-eof-reads", "--memtype-lb-zero"]
+        cmd += self.gen
         cmd += ["--seed", str(seed), "--cases", cases, "--dir", workdir]
         return cmd
 
@@ -110,6 +118,8 @@ def case_of_line(lines, index):
     for i in range(min(index, len(lines) - 1), -1, -1):
         if lines[i].startswith("case "):
             return int(lines[i].split()[1])
+        if lines[i].startswith("after finalize: case "):  # --leave-open's file checks
+            return int(lines[i].split()[3])
     return None
 
 
@@ -242,6 +252,11 @@ def main():
                    help="environment for the back end under test, e.g. PARIO_NODE_SIZE=2 "
                    "(every 2 ranks a node), repeatable")
     p.add_argument("--cases", default="0-99", help="case range A-B run at every rank count")
+    p.add_argument("--gen", action="append", default=[], metavar="FLAG",
+                   help="diffgen flag for every back end, repeatable: --gen=--focus-agree "
+                   "(views empty on some ranks, hints per rank, get_size after collective "
+                   "writes, more often), --gen=--leave-open (every case ends with collective "
+                   "writes and leaves its file open: MPI_Finalize must keep the bytes)")
     p.add_argument("--workdir", default="diff-work",
                    help="scratch directory; fsync-heavy, so tmpfs (/dev/shm) is fastest")
     p.add_argument("--keep", action="store_true",
@@ -264,18 +279,19 @@ def main():
         # MPICH busy-polls: more ranks than cores makes every barrier slow.
         nps = [n for n in nps if n <= 2]
 
-    a = Backend("oracle", args.mpi, args.mpiexec, args.diffgen)
+    a = Backend("oracle", args.mpi, args.mpiexec, args.diffgen, gen=args.gen)
     if args.other_mpi:
-        b = Backend("other", args.other_mpi, args.other_mpiexec, args.other_diffgen)
+        b = Backend("other", args.other_mpi, args.other_mpiexec, args.other_diffgen,
+                    gen=args.gen)
         if args.other_mpi == "mpich":
             nps = [n for n in nps if n <= 2]
     elif args.oracle_only or (args.model_only and not args.preload):
-        b = Backend("again", args.mpi, args.mpiexec, args.diffgen)
+        b = Backend("again", args.mpi, args.mpiexec, args.diffgen, gen=args.gen)
     else:
         if not args.preload:
             p.error("--preload is required unless --oracle-only or --other-mpi")
         b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint,
-                    args.env)
+                    args.env, args.gen)
 
     if args.model_only and args.preload:
         b.romio_limits = False  # no ROMIO in the run: nothing to leave out
