@@ -42,9 +42,6 @@
  * Flags that keep known faults of a system MPI-IO out of the comparison:
  *   --seek-end-by-set  emulate SEEK_END with SEEK_SET (Open MPI's OMPIO);
  *                      the log is the same, so use it on the oracle side only
- *   --barrier-before-size  a barrier between a collective write and the
- *                      get_size after it (OMPIO returns before the other
- *                      ranks wrote); the same log, the oracle side only
  *   --no-eof-reads     no read runs past the end of file    (MPICH's ROMIO)
  *   --memtype-lb-zero  no memory type with a negative lower bound (ROMIO)
  *   the last two change the cases: give them to both sides.
@@ -719,10 +716,9 @@ typedef struct {
     /* Restrictions for MPICH's ROMIO, which cannot be the oracle otherwise:
      * it reports a full count for noncontiguous reads past the end of file
      * and misplaces data for memory types whose lower bound is negative. */
-    int no_eof_reads;        /* no read runs past the end of file */
-    int memtype_lb_zero;     /* resized memory types keep lower bound 0 */
-    int focus_agree;         /* weight the cases toward what the ranks must agree on */
-    int barrier_before_size; /* see size_after_collective_write */
+    int no_eof_reads;    /* no read runs past the end of file */
+    int memtype_lb_zero; /* resized memory types keep lower bound 0 */
+    int focus_agree;     /* weight the cases toward what the ranks must agree on */
     /* view */
     const dtype_t *etype;
     dtype_t ft;
@@ -1396,19 +1392,18 @@ static void op_independent(gen_t *s) {
     }
 }
 
-/* get_size right after a collective write, with no sync or barrier
- * between: pario counts every rank's part of the call (get_size waits for
- * the writes it keeps behind in memory; its other collective writes end
- * with an agreement, so every part is in the file before any rank
- * returns). MPI leaves that size undefined before a sync, and OMPIO's
- * individual component returns from a collective write without waiting
- * for the other ranks, so with --barrier-before-size (its side only, the
- * log is the same) a barrier comes first: by then each rank has written its
- * part. The allreduce that finds the expected size comes after every
+/* get_size after a collective write, every rank's call returned (a
+ * barrier) but no sync between: pario counts every rank's part (a rank
+ * publishes the part it keeps in memory before its call returns, and
+ * get_size writes every published part; its other collective writes end
+ * with an agreement). get_size is not collective, so without the barrier
+ * a rank may ask before another rank's call even started; OMPIO's
+ * individual component also returns from a collective write without
+ * waiting for the other ranks. MPI leaves the size undefined before a
+ * sync. The allreduce that finds the expected size comes after every
  * rank's get_size, so no later write can be counted. */
 static void size_after_collective_write(gen_t *s) {
-    if (s->barrier_before_size)
-        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Offset size = -1;
     int rc = MPI_File_get_size(s->fh, &size);
     long long end = s->own_end, all_end = 0;
@@ -1752,8 +1747,7 @@ typedef struct {
     uint64_t seed;
     long first, last;
     const char *dir, *log;
-    int seek_end_by_set, barrier_before_size, no_eof_reads, memtype_lb_zero, trace, focus_agree,
-        leave_open;
+    int seek_end_by_set, no_eof_reads, memtype_lb_zero, trace, focus_agree, leave_open;
 } options_t;
 
 static int parse_cases(const char *text, long *first, long *last) {
@@ -1775,13 +1769,9 @@ static int *flag_named(options_t *o, const char *k) {
         const char *name;
         int *flag;
     } flags[] = {
-        {"--seek-end-by-set", &o->seek_end_by_set},
-        {"--barrier-before-size", &o->barrier_before_size},
-        {"--trace", &o->trace},
-        {"--no-eof-reads", &o->no_eof_reads},
-        {"--memtype-lb-zero", &o->memtype_lb_zero},
-        {"--focus-agree", &o->focus_agree},
-        {"--leave-open", &o->leave_open},
+        {"--seek-end-by-set", &o->seek_end_by_set}, {"--trace", &o->trace},
+        {"--no-eof-reads", &o->no_eof_reads},       {"--memtype-lb-zero", &o->memtype_lb_zero},
+        {"--focus-agree", &o->focus_agree},         {"--leave-open", &o->leave_open},
     };
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (!strcmp(k, flags[i].name))
@@ -1827,7 +1817,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &s.nprocs);
     if (!parse_options(argc, argv, &o)) {
         if (s.rank == 0)
-            fprintf(stderr, "usage: diffgen [--seek-end-by-set] [--barrier-before-size] "
+            fprintf(stderr, "usage: diffgen [--seek-end-by-set] "
                             "[--no-eof-reads] "
                             "[--memtype-lb-zero] [--focus-agree] [--leave-open] [--trace] --seed S "
                             "(--case C | --cases A-B) --dir D [--log L]\n");
@@ -1857,7 +1847,6 @@ int main(int argc, char **argv) {
     s.trace = o.trace;
     s.memtype_lb_zero = o.memtype_lb_zero;
     s.focus_agree = o.focus_agree;
-    s.barrier_before_size = o.barrier_before_size;
     s.model = xcalloc(FILE_CAP, 1);
     s.mine = xcalloc(FILE_CAP, 1);
     s.wrote = xcalloc(FILE_CAP, 1);

@@ -68,11 +68,6 @@ class Backend:
         cmd.append(self.diffgen)
         if self.mpi != "mpich" and not self.preload:
             cmd.append("--seek-end-by-set")
-        if not self.preload:
-            # A system MPI-IO may return from a collective write before the
-            # other ranks wrote: a barrier before the get_size that follows
-            # (pario must count every rank's part without one).
-            cmd.append("--barrier-before-size")
         if self.romio_limits:
             # Set on both sides when either is MPICH: leave out what MPICH
             # 4.0's ROMIO gets wrong, so that both run the same cases.

@@ -179,6 +179,17 @@ static void test_hints(void) {
     MPI_Info_get(got, "romio_ds_write", MPI_MAX_INFO_VAL, val, &flag);
     PT_CHECK(flag && !strcmp(val, "disable"));
     MPI_Info_free(&got);
+    /* An operator's $PARIO_HINT_ variable stays on top of the program's
+     * hints at set_info and set_view too, not only at open. */
+    setenv("PARIO_HINT_romio_ds_read", "disable", 1);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_ds_read", "enable");
+    PT_EQ(pario_file_set_info(fh, info), PARIO_OK);
+    PT_CHECK(iot_hint_is(fh, "romio_ds_read", "disable"));
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info), PARIO_OK);
+    PT_CHECK(iot_hint_is(fh, "romio_ds_read", "disable"));
+    unsetenv("PARIO_HINT_romio_ds_read");
+    MPI_Info_free(&info);
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 

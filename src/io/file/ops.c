@@ -143,7 +143,7 @@ int io_file_settle(pario_file *fh, pario_error *err) {
 
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
     int rc = io_coll_kept_flush(fh); /* kept under the hints in effect until now */
-    io_hints_apply_info(&fh->hints, info);
+    io_hints_update(&fh->hints, info);
     if (rc == PARIO_OK)
         rc = io_file_settle(fh, &fh->last);
     return io_file_result(fh, rc);
@@ -194,7 +194,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     }
     view_install(&fh->view, &made);
     fh->fp = 0;
-    io_hints_apply_info(&fh->hints, info);
+    io_hints_update(&fh->hints, info);
     rc = io_file_settle(fh, err);
     if (rc == PARIO_OK)
         rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);

@@ -276,8 +276,12 @@ void io_hints_resolve(io_hints *h, MPI_Info info) {
     const char *file = getenv("PARIO_HINTS");
     if (file && *file)
         apply_hints_file(h, file);
+    io_hints_update(h, info);
+}
+
+void io_hints_update(io_hints *h, MPI_Info info) {
     io_hints_apply_info(h, info);
-    apply_hint_env(h);
+    apply_hint_env(h); /* the operator's override stays on top */
 }
 
 int io_hints_agree(io_hints *h, MPI_Comm comm) {

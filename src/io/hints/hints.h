@@ -51,8 +51,11 @@ int io_hints_cb_count(const char *list, const char *host);
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
 /* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */
 void io_hints_resolve(io_hints *h, MPI_Info info);
-/* Apply only info (set_info, set_view). */
+/* Apply only info. */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
+/* Apply info, then $PARIO_HINT_* again (set_info, set_view): the operator's
+ * variables win over the program's hints at every call, not only at open. */
+void io_hints_update(io_hints *h, MPI_Info info);
 /* Collective: every hint that decides which path a collective call takes,
  * its buffers or its aggregators (cb_*, romio_cb_*, pario_cb_*, striping_*)
  * takes rank 0's value on every rank, so ranks given different values (in
