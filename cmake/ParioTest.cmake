@@ -114,3 +114,26 @@ function(pario_unclosed_test)
   set_tests_properties(${U_NAME} PROPERTIES LABELS "${U_BACKEND};unclosed"
                        TIMEOUT ${PARIO_TEST_TIMEOUT})
 endfunction()
+
+# pario_nodes_test(NAME n SOURCES s... LABEL l [NP ...] [NODE1_NP ...] [NODE2_NP ...]
+#                  [LINK ...] [ARGS ...])
+#   pario_mpi_test, plus runs with PARIO_NODE_SIZE=1 (every rank its own node:
+#   the paths between nodes) and PARIO_NODE_SIZE=2 (both kinds in one run),
+#   named n.node1.npN and n.node2.npN.
+function(pario_nodes_test)
+  cmake_parse_arguments(G "" "NAME;LABEL" "SOURCES;NP;NODE1_NP;NODE2_NP;LINK;ARGS" ${ARGN})
+  pario_mpi_test(NAME ${G_NAME} SOURCES ${G_SOURCES} NP ${G_NP} LINK ${G_LINK} ARGS ${G_ARGS}
+                 LABELS ${G_LABEL})
+  foreach(k 1 2)
+    foreach(np ${G_NODE${k}_NP})
+      if(PARIO_MPI STREQUAL "mpich" AND np GREATER 2)
+        continue()
+      endif()
+      pario_mpiexec_prefix(prefix ${np} OFF)
+      set(tname ${G_NAME}.node${k}.np${np})
+      add_test(NAME ${tname} COMMAND ${prefix} $<TARGET_FILE:${G_NAME}> ${G_ARGS})
+      set_tests_properties(${tname} PROPERTIES TIMEOUT ${PARIO_TEST_TIMEOUT} LABELS "${G_LABEL}"
+        ENVIRONMENT "PARIO_TEST_DIR=${CMAKE_BINARY_DIR}/testdata/${tname};PARIO_NODE_SIZE=${k}")
+    endforeach()
+  endforeach()
+endfunction()

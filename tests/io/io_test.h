@@ -7,19 +7,25 @@
 #include "pario/io.h"
 #include "ptest.h"
 
-/* Collective: path opened on MPI_COMM_WORLD with amode and the hints kv
- * (key, value, ..., NULL); NULL, with a failed check, when it cannot be. */
-static inline pario_file *iot_open(const char *path, int amode, const char *const *kv) {
+/* Collective over comm: path opened with amode and the hints kv (key,
+ * value, ..., NULL); NULL, with a failed check, when it cannot be. */
+static inline pario_file *iot_open_on(MPI_Comm comm, const char *path, int amode,
+                                      const char *const *kv) {
     MPI_Info info;
     MPI_Info_create(&info);
     for (; kv[0]; kv += 2)
         MPI_Info_set(info, kv[0], kv[1]);
     pario_file *fh = NULL;
     pario_error err;
-    int rc = pario_file_open(MPI_COMM_WORLD, path, amode, info, &fh, &err);
+    int rc = pario_file_open(comm, path, amode, info, &fh, &err);
     MPI_Info_free(&info);
     PT_EQ(rc, PARIO_OK);
     return rc == PARIO_OK ? fh : NULL;
+}
+
+/* iot_open_on MPI_COMM_WORLD. */
+static inline pario_file *iot_open(const char *path, int amode, const char *const *kv) {
+    return iot_open_on(MPI_COMM_WORLD, path, amode, kv);
 }
 
 /* Whether get_info reports hint key with the value want. */

@@ -68,17 +68,9 @@ static const char *record(const char *write, const char *read, const char *reser
     return line;
 }
 
+/* Opened read-write (created if need be) over comm with the hints kv. */
 static pario_file *open_on(MPI_Comm comm, const char *path, const char *const *kv) {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    for (; kv[0]; kv += 2)
-        MPI_Info_set(info, kv[0], kv[1]);
-    pario_file *fh = NULL;
-    pario_error err;
-    int rc = pario_file_open(comm, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info, &fh, &err);
-    MPI_Info_free(&info);
-    PT_EQ(rc, PARIO_OK);
-    return rc == PARIO_OK ? fh : NULL;
+    return iot_open_on(comm, path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
 }
 
 /* The number get_info reports for key, -1 when absent. */
