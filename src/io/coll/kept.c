@@ -356,11 +356,23 @@ static int write_published(pario_file *fh, kept_window *w, int64_t limit, int mi
     return rc;
 }
 
-static int write_all_published(pario_file *fh, kept_window *w, int mine_all) {
+/* Which calls' pieces a writer takes beside its own (write_locked). */
+enum { UPTO_DONE_BY_ALL = -1 };
+
+/* write_published under the window's lock; limit UPTO_DONE_BY_ALL: the
+ * calls every rank has finished, read with the lock held. */
+static int write_locked(pario_file *fh, kept_window *w, int64_t limit, int mine_all,
+                        pario_error *err) {
     pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w, calls_done_by_all(w), mine_all, &fh->last);
+    if (limit == UPTO_DONE_BY_ALL)
+        limit = calls_done_by_all(w);
+    int rc = write_published(fh, w, limit, mine_all, err);
     pthread_mutex_unlock(&head_of(w, 0)->lock);
     return rc;
+}
+
+static int write_all_published(pario_file *fh, kept_window *w, int mine_all) {
+    return write_locked(fh, w, UPTO_DONE_BY_ALL, mine_all, &fh->last);
 }
 
 int io_coll_kept_write_own(pario_file *fh) {
@@ -368,13 +380,7 @@ int io_coll_kept_write_own(pario_file *fh) {
 }
 
 int io_coll_kept_write_published(pario_file *fh) {
-    kept_window *w = fh->kept;
-    if (!w)
-        return PARIO_OK;
-    pthread_mutex_lock(&head_of(w, 0)->lock);
-    int rc = write_published(fh, w, INT64_MAX, 1, &fh->last);
-    pthread_mutex_unlock(&head_of(w, 0)->lock);
-    return rc;
+    return fh->kept ? write_locked(fh, fh->kept, INT64_MAX, 1, &fh->last) : PARIO_OK;
 }
 
 /* ---- the flusher ------------------------------------------------------------------------ */
@@ -417,9 +423,7 @@ static void flusher_tick(pario_file *fh, void *arg) {
         int64_t limit = w->aged;
         w->aged = calls_done_by_all(w);
         w->ticked_at = p->now;
-        pthread_mutex_lock(&head_of(w, 0)->lock);
-        write_published(fh, w, limit, 0, &p->err);
-        pthread_mutex_unlock(&head_of(w, 0)->lock);
+        write_locked(fh, w, limit, 0, &p->err);
     }
     if (w->ticked_at + half < p->next)
         p->next = w->ticked_at + half;
