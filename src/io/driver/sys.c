@@ -206,17 +206,28 @@ static ssize_t short_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t 
     return pwritev(fd, part, n, off);
 }
 
-ssize_t io_sys_pwrite(int fd, const void *buf, size_t len, off_t off) {
+/* A transfer of *len bytes about to be made: -1 (errno set) when it is to
+ * fail, else 0, with *len halved when it is to come back short. */
+static int transfer_fault(int op, size_t *len) {
     if (!watching())
-        return pwrite(fd, buf, len, off);
-    int f = fault_for(SYS_WRITE, len > 1);
-    if (f == SYS_SHORT)
-        return pwrite(fd, buf, len / 2, off);
-    if (f != 0) {
-        errno = f;
-        return -1;
+        return 0;
+    int f = fault_for(op, *len > 1);
+    if (f == SYS_SHORT) {
+        *len /= 2;
+        return 0;
     }
-    return pwrite(fd, buf, len, off);
+    if (f == 0)
+        return 0;
+    errno = f;
+    return -1;
+}
+
+ssize_t io_sys_pwrite(int fd, const void *buf, size_t len, off_t off) {
+    return transfer_fault(SYS_WRITE, &len) ? -1 : pwrite(fd, buf, len, off);
+}
+
+ssize_t io_sys_pread(int fd, void *buf, size_t len, off_t off) {
+    return transfer_fault(SYS_READ, &len) ? -1 : pread(fd, buf, len, off);
 }
 
 ssize_t io_sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
@@ -225,27 +236,11 @@ ssize_t io_sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
     size_t total = 0;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
-    int f = fault_for(SYS_WRITE, total > 1);
-    if (f == SYS_SHORT)
-        return short_pwritev(fd, iov, iovcnt, off, total);
-    if (f != 0) {
-        errno = f;
+    size_t want = total;
+    if (transfer_fault(SYS_WRITE, &want))
         return -1;
-    }
-    return pwritev(fd, iov, iovcnt, off);
-}
-
-ssize_t io_sys_pread(int fd, void *buf, size_t len, off_t off) {
-    if (!watching())
-        return pread(fd, buf, len, off);
-    int f = fault_for(SYS_READ, len > 1);
-    if (f == SYS_SHORT)
-        return pread(fd, buf, len / 2, off);
-    if (f != 0) {
-        errno = f;
-        return -1;
-    }
-    return pread(fd, buf, len, off);
+    return want < total ? short_pwritev(fd, iov, iovcnt, off, total)
+                        : pwritev(fd, iov, iovcnt, off);
 }
 
 /* A call that moves no bytes: made, or failed with the fault's errno. */
