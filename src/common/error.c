@@ -40,14 +40,19 @@ const char *pario_err_name(int code) {
     return err_names[code];
 }
 
-int pario_fail(pario_error *err, int code, const char *fmt, ...) {
+int pario_vfail(pario_error *err, int code, const char *fmt, va_list ap) {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
         err->code = code;
     }
+    return code;
+}
+
+int pario_fail(pario_error *err, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pario_vfail(err, code, fmt, ap);
+    va_end(ap);
     return code;
 }
 

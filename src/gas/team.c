@@ -10,9 +10,8 @@
 int gas_fail(pario_gas_team *team, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(team->last.msg, sizeof team->last.msg, fmt, ap);
+    pario_vfail(&team->last, code, fmt, ap);
     va_end(ap);
-    team->last.code = code;
     return code;
 }
 

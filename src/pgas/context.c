@@ -13,9 +13,8 @@
 int pgas_fail(pario_pgas *ctx, int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->last.msg, sizeof ctx->last.msg, fmt, ap);
+    pario_vfail(&ctx->last, code, fmt, ap);
     va_end(ap);
-    ctx->last.code = code;
     return code;
 }
 
