@@ -123,6 +123,18 @@ static inline long long ptest_read_file(const char *path, void *buf, size_t cap)
     return (long long)n;
 }
 
+/* Byte off of a file the write-behind tests fill: 7 off + off / 251 + salt
+ * (the Python checkers of tests/common compute the same). */
+static inline unsigned char ptest_pattern_byte(int64_t off, int salt) {
+    return (unsigned char)(off * 7 + off / 251 + salt);
+}
+
+/* buf filled with the pattern's bytes off .. off + len - 1. */
+static inline void ptest_pattern_fill(unsigned char *buf, int64_t len, int64_t off, int salt) {
+    for (int64_t i = 0; i < len; i++)
+        buf[i] = ptest_pattern_byte(off + i, salt);
+}
+
 /* Rank 0 reads the whole file (at most cap bytes) with POSIX; every rank
  * gets the bytes. Returns the count, -1 when the file cannot be opened. */
 static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int64_t cap) {

@@ -34,8 +34,7 @@ static MPI_File write_file(const char *path, MPI_Info info, int calls, int part,
     unsigned char *buf = malloc((size_t)part);
     for (int j = 0; buf && j < calls; j++) {
         MPI_Offset off = ((MPI_Offset)j * nranks + rank) * part;
-        for (int i = 0; i < part; i++)
-            buf[i] = (unsigned char)((off + i) * 7 + (off + i) / 251 + salt);
+        ptest_pattern_fill(buf, part, off, salt);
         if (MPI_File_write_at_all(fh, off, buf, part, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             fail("MPI_File_write_at_all");
     }

@@ -32,22 +32,13 @@ static int rank, nranks;
 /* This rank sleeps a little before every call (it falls behind the others). */
 static int lagging;
 
-static unsigned char byte_at(int64_t off, int salt) {
-    return (unsigned char)(off * 7 + off / 251 + salt);
-}
-
-static void fill(unsigned char *buf, int64_t len, int64_t off, int salt) {
-    for (int64_t i = 0; i < len; i++)
-        buf[i] = byte_at(off + i, salt);
-}
-
-/* Whether the file holds byte_at(i, salt) for every i < len and has that size. */
+/* Whether the file holds ptest_pattern_byte(i, salt) for every i < len and has that size. */
 static int file_is(const char *path, int64_t len, int salt) {
     static unsigned char img[CALLS * PART_MAX * 8];
     int64_t n = ptest_file_image(path, img, sizeof img);
     int ok = n == len;
     for (int64_t i = 0; ok && i < n; i++)
-        ok = img[i] == byte_at(i, salt);
+        ok = img[i] == ptest_pattern_byte(i, salt);
     return ok;
 }
 
@@ -79,13 +70,13 @@ static void interleaved(pario_file *fh, int64_t part, int salt, int noncontig) {
         int rc;
         if (noncontig) {
             unsigned char packed[PART_MAX];
-            fill(packed, part, off, salt);
+            ptest_pattern_fill(packed, part, off, salt);
             memset(mem, 0xee, sizeof mem);
             for (int64_t b = 0; b < part / 16; b++)
                 memcpy(mem + 32 * b, packed + 16 * b, 16);
             rc = pario_file_write_at_all(fh, off, mem, 1, every_other, &bytes);
         } else {
-            fill(mem, part, off, salt);
+            ptest_pattern_fill(mem, part, off, salt);
             rc = pario_file_write_at_all(fh, off, mem, (MPI_Count)part, MPI_BYTE, &bytes);
         }
         PT_EQ(rc, PARIO_OK);
@@ -115,7 +106,7 @@ static void test_visibility(void) {
     pario_file *fh = open_with(path, NULL, NULL);
     unsigned char out[100], in[100];
     int64_t off = (int64_t)rank * 100;
-    fill(out, 100, off, 3);
+    ptest_pattern_fill(out, 100, off, 3);
     PT_EQ(pario_file_write_at_all(fh, off, out, 100, MPI_BYTE, NULL), PARIO_OK);
     MPI_Offset size = 0;
     PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
@@ -135,7 +126,7 @@ static void test_visibility(void) {
     PT_EQ(pario_file_read_at_all(fh, 0, all, 100 * nranks, MPI_BYTE, NULL), PARIO_OK);
     int ok = 1;
     for (int64_t i = 0; i < 100 * nranks; i++)
-        ok &= all[i] == byte_at(i, 3);
+        ok &= all[i] == ptest_pattern_byte(i, 3);
     PT_CHECK(ok);
     /* sync-barrier-sync: the next rank's part, read independently */
     PT_EQ(pario_file_write_at_all(fh, off, out, 100, MPI_BYTE, NULL), PARIO_OK);
@@ -146,7 +137,7 @@ static void test_visibility(void) {
     PT_EQ(pario_file_read_at(fh, next, in, 100, MPI_BYTE, NULL), PARIO_OK);
     ok = 1;
     for (int i = 0; i < 100; i++)
-        ok &= in[i] == byte_at(next + i, 3);
+        ok &= in[i] == ptest_pattern_byte(next + i, 3);
     PT_CHECK(ok);
     pario_error err;
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
@@ -161,9 +152,9 @@ static void test_later_call_wins(void) {
     pario_file *fh = open_with(path, NULL, NULL);
     unsigned char out[64];
     int64_t mine = (int64_t)rank * 64, theirs = (int64_t)((rank + 1) % nranks) * 64;
-    fill(out, 64, theirs, 1);
+    ptest_pattern_fill(out, 64, theirs, 1);
     PT_EQ(pario_file_write_at_all(fh, theirs, out, 64, MPI_BYTE, NULL), PARIO_OK);
-    fill(out, 64, mine, 2);
+    ptest_pattern_fill(out, 64, mine, 2);
     PT_EQ(pario_file_write_at_all(fh, mine, out, 64, MPI_BYTE, NULL), PARIO_OK);
     pario_error err;
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
@@ -196,12 +187,12 @@ static void test_large_after_small(void) {
     pario_file *fh = open_with(path, NULL, NULL);
     static unsigned char out[LARGE], want[LARGE];
     int64_t at = (int64_t)rank * LARGE;
-    fill(out, 100, at + 500, 1);
+    ptest_pattern_fill(out, 100, at + 500, 1);
     PT_EQ(pario_file_write_at_all(fh, at + 500, out, 100, MPI_BYTE, NULL), PARIO_OK);
-    fill(out, LARGE, at, 2);
+    ptest_pattern_fill(out, LARGE, at, 2);
     PT_EQ(pario_file_write_at_all(fh, at, out, LARGE, MPI_BYTE, NULL), PARIO_OK);
     memcpy(want, out, LARGE);
-    fill(out, 100, at + 900, 3);
+    ptest_pattern_fill(out, 100, at + 900, 3);
     PT_EQ(pario_file_write_at_all(fh, at + 900, out, 100, MPI_BYTE, NULL), PARIO_OK);
     memcpy(want + 900, out, 100);
     pario_error err;
@@ -222,7 +213,7 @@ static void test_bad_argument(void) {
             open_with(path, "pario_cb_write_behind", disabled ? "disable" : "automatic");
         int bad = nranks > 1 && rank == nranks - 1;
         int64_t off = (int64_t)rank * 32;
-        fill(out, 32, off, 5);
+        ptest_pattern_fill(out, 32, off, 5);
         int rc = pario_file_write_at_all(fh, bad ? -1 : off, out, 32, MPI_BYTE, NULL);
         PT_EQ(rc, bad || (disabled && nranks > 1) ? PARIO_ERR_ARG : PARIO_OK);
         if (rc != PARIO_OK)
@@ -245,7 +236,7 @@ static void test_direct_reads(void) {
         fresh(path);
         pario_file *fh = open_with(path, "romio_cb_read", cb ? "enable" : "automatic");
         if (rank == 0) {
-            fill(out, size, 0, 9);
+            ptest_pattern_fill(out, size, 0, 9);
             PT_EQ(pario_file_write_at(fh, 0, out, size, MPI_BYTE, NULL), PARIO_OK);
         }
         PT_EQ(pario_file_sync(fh), PARIO_OK);
@@ -258,7 +249,7 @@ static void test_direct_reads(void) {
         PT_EQ(got, want);
         int ok = 1;
         for (int64_t i = 0; i < want; i++)
-            ok &= in[i] == byte_at(at + i, 9);
+            ok &= in[i] == ptest_pattern_byte(at + i, 9);
         PT_CHECK(ok);
         /* a negative offset on the last rank: only it fails on its own read,
          * every rank fails when two-phase agrees on the arguments */

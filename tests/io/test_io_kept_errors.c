@@ -38,22 +38,13 @@
 
 static int rank, nranks;
 
-static unsigned char byte_at(int64_t off, int salt) {
-    return (unsigned char)(off * 7 + off / 251 + salt);
-}
-
-static void fill(unsigned char *buf, int64_t len, int64_t off, int salt) {
-    for (int64_t i = 0; i < len; i++)
-        buf[i] = byte_at(off + i, salt);
-}
-
-/* Whether the file's first len bytes are byte_at(i, salt). */
+/* Whether the file's first len bytes are ptest_pattern_byte(i, salt). */
 static int file_starts_with(const char *path, int64_t len, int salt) {
     static unsigned char img[(int64_t)SLOTS * 8 * PART + CALLS_BEFORE * 8 * PART];
     int64_t n = ptest_file_image(path, img, len);
     int ok = n == len;
     for (int64_t i = 0; ok && i < n; i++)
-        ok = img[i] == byte_at(i, salt);
+        ok = img[i] == ptest_pattern_byte(i, salt);
     return ok;
 }
 
@@ -78,7 +69,7 @@ static int interleaved(pario_file *fh, int64_t base, int calls, int salt, int bi
             off = 2 * LIMIT;
             len = BIG;
         }
-        fill(out, len, off, salt);
+        ptest_pattern_fill(out, len, off, salt);
         if (pario_file_write_at_all(fh, off, out, (MPI_Count)len, MPI_BYTE, NULL) != PARIO_OK)
             return j;
     }
@@ -138,7 +129,7 @@ static void test_rank_held_elsewhere(void) {
     int ok = 1;
     for (int j = 0; j < HELD_CALLS; j++) {
         int64_t off = ((int64_t)(j % SLOTS) * nranks + rank) * PART;
-        fill(out, PART, off, j / SLOTS);
+        ptest_pattern_fill(out, PART, off, j / SLOTS);
         ok &= pario_file_write_at_all(fh, off, out, PART, MPI_BYTE, NULL) == PARIO_OK;
     }
     PT_CHECK(ok);

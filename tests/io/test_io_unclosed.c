@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "pario/io.h"
+#include "ptest.h"
 
 /* Longest path built here. */
 #define UNCLOSED_PATH_MAX 4400
@@ -39,8 +40,7 @@ static pario_file *write_file(const char *path, MPI_Info info, int calls, int pa
     unsigned char *buf = malloc((size_t)part);
     for (int j = 0; buf && j < calls; j++) {
         int64_t off = ((int64_t)j * nranks + rank) * part;
-        for (int i = 0; i < part; i++)
-            buf[i] = (unsigned char)((off + i) * 7 + (off + i) / 251 + salt);
+        ptest_pattern_fill(buf, part, off, salt);
         if (pario_file_write_at_all(fh, off, buf, part, MPI_BYTE, NULL) != PARIO_OK)
             fail(pario_file_last_error(fh)->msg);
     }
