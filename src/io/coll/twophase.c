@@ -22,6 +22,7 @@
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/cursor.h"
+#include "io/trace/trace.h"
 #include "io/view/view.h"
 
 /* Message tags of the exchange, distinct from anything else on the file's
@@ -399,6 +400,8 @@ static int exchange_data(twophase *t, int slot) {
     pario_file *fh = t->fh;
     cycle *c = &t->cyc[slot];
     int nreq = 0, ntypes = 0, rc = PARIO_OK;
+    int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
+    double t0 = io_trace_clock(fh->trace);
     const int64_t *m = (const int64_t *)c->meta_in.p;
     if (!t->write && t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
@@ -426,6 +429,7 @@ static int exchange_data(twophase *t, int slot) {
         char *at = my_data_for(c, a);
         if (bytes == 0 || dst == fh->rank)
             continue;
+        traded += bytes;
         if (t->write)
             MPI_Isend(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
         else
@@ -436,6 +440,7 @@ static int exchange_data(twophase *t, int slot) {
         rc = wrc;
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
+    io_trace_exchange(fh->trace, traded, t0);
     return rc;
 }
 
@@ -561,6 +566,8 @@ int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
     pario_file *fh = c->fh;
     int write = c->write;
     twophase t = {.fh = fh, .p = p, .write = write, .pipelined = p->halved};
+    io_trace_plan(fh->trace, p->naggr, p->my_aggr >= 0 ? p->dom_start[p->my_aggr] : 0,
+                  p->my_aggr >= 0 ? p->dom_end[p->my_aggr] : 0, p->cycle_bytes, p->ncycles);
     if (rc == PARIO_OK)
         rc = twophase_alloc(&t);
     if (rc == PARIO_OK) /* the route is taken only when every rank's part was decoded */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "common/error.h"
 #include "io/driver/sys.h"
+#include "io/trace/trace.h"
 
 /* Largest single read(2)/write(2) Linux performs (MAX_RW_COUNT). */
 #define POSIX_MAX_IO ((int64_t)0x7ffff000)
@@ -200,9 +201,12 @@ static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
 static int posix_lock_op(io_handle *h, int64_t off, int64_t len, short type, pario_error *err) {
     struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = off, .l_len = len};
     int rc;
+    double t0 = io_trace_sys_begin();
     do
         rc = fcntl(h->fd, F_OFD_SETLKW, &fl);
     while (rc != 0 && errno == EINTR);
+    if (type != F_UNLCK) /* a lock's time is its wait; unlocks are not counted */
+        io_trace_sys_end(h->fd, IO_TRACE_LOCK, 0, off, rc == 0 ? len : -1, t0);
     if (rc != 0 && errno == EBADF && type == F_RDLCK)
         return PARIO_OK; /* write-only descriptor: nobody can read-lock, nothing to guard */
     return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "lock", h->path);

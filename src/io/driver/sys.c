@@ -1,5 +1,6 @@
 /* Storage system calls with fault injection and counting (see sys.h). */
 #include "io/driver/sys.h"
+#include "io/trace/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -223,14 +224,20 @@ static int transfer_fault(int op, size_t *len) {
 }
 
 ssize_t io_sys_pwrite(int fd, const void *buf, size_t len, off_t off) {
-    return transfer_fault(SYS_WRITE, &len) ? -1 : pwrite(fd, buf, len, off);
+    double t0 = io_trace_sys_begin();
+    ssize_t n = transfer_fault(SYS_WRITE, &len) ? -1 : pwrite(fd, buf, len, off);
+    io_trace_sys_end(fd, IO_TRACE_PWRITE, 0, off, n, t0);
+    return n;
 }
 
 ssize_t io_sys_pread(int fd, void *buf, size_t len, off_t off) {
-    return transfer_fault(SYS_READ, &len) ? -1 : pread(fd, buf, len, off);
+    double t0 = io_trace_sys_begin();
+    ssize_t n = transfer_fault(SYS_READ, &len) ? -1 : pread(fd, buf, len, off);
+    io_trace_sys_end(fd, IO_TRACE_PREAD, 0, off, n, t0);
+    return n;
 }
 
-ssize_t io_sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
+static ssize_t faulty_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
     if (!watching())
         return pwritev(fd, iov, iovcnt, off);
     size_t total = 0;
@@ -243,6 +250,13 @@ ssize_t io_sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
                         : pwritev(fd, iov, iovcnt, off);
 }
 
+ssize_t io_sys_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t off) {
+    double t0 = io_trace_sys_begin();
+    ssize_t n = faulty_pwritev(fd, iov, iovcnt, off);
+    io_trace_sys_end(fd, IO_TRACE_PWRITE, IO_TRACE_VECTORED, off, n, t0);
+    return n;
+}
+
 /* A call that moves no bytes: made, or failed with the fault's errno. */
 static int plain_call_fails(int op) {
     int f = watching() ? fault_for(op, 0) : 0;
@@ -252,21 +266,36 @@ static int plain_call_fails(int op) {
 }
 
 int io_sys_fsync(int fd) {
-    return plain_call_fails(SYS_SYNC) ? -1 : fsync(fd);
+    double t0 = io_trace_sys_begin();
+    int rc = plain_call_fails(SYS_SYNC) ? -1 : fsync(fd);
+    io_trace_sys_end(fd, IO_TRACE_SYNC, 0, 0, rc, t0);
+    return rc;
 }
 
 int io_sys_fdatasync(int fd) {
-    return plain_call_fails(SYS_SYNC) ? -1 : fdatasync(fd);
+    double t0 = io_trace_sys_begin();
+    int rc = plain_call_fails(SYS_SYNC) ? -1 : fdatasync(fd);
+    io_trace_sys_end(fd, IO_TRACE_SYNC, 0, 0, rc, t0);
+    return rc;
 }
 
 int io_sys_ftruncate(int fd, off_t size) {
-    return plain_call_fails(SYS_TRUNC) ? -1 : ftruncate(fd, size);
+    double t0 = io_trace_sys_begin();
+    int rc = plain_call_fails(SYS_TRUNC) ? -1 : ftruncate(fd, size);
+    io_trace_sys_end(fd, IO_TRACE_TRUNC, 0, size, rc, t0);
+    return rc;
 }
 
 int io_sys_fallocate(int fd, int mode, off_t off, off_t len) {
-    return plain_call_fails(SYS_ALLOC) ? -1 : fallocate(fd, mode, off, len);
+    double t0 = io_trace_sys_begin();
+    int rc = plain_call_fails(SYS_ALLOC) ? -1 : fallocate(fd, mode, off, len);
+    io_trace_sys_end(fd, IO_TRACE_ALLOC, 0, off, rc < 0 ? -1 : (int64_t)len, t0);
+    return rc;
 }
 
 int io_sys_posix_fallocate(int fd, off_t off, off_t len) {
-    return plain_call_fails(SYS_ALLOC) ? errno : posix_fallocate(fd, off, len);
+    double t0 = io_trace_sys_begin();
+    int rc = plain_call_fails(SYS_ALLOC) ? errno : posix_fallocate(fd, off, len);
+    io_trace_sys_end(fd, IO_TRACE_ALLOC, 0, off, rc ? -1 : (int64_t)len, t0);
+    return rc;
 }

@@ -78,6 +78,7 @@ struct pario_file {
     void *shared_mem;             /* its memory when MPI could not allocate the window itself */
     struct io_async *async;       /* background thread of nonblocking access (io/async) */
     struct pario_file *next_open; /* the registry of open files (registry.c) */
+    struct io_trace *trace;       /* the file's trace, or NULL (io/trace) */
 };
 
 /* The registry of files open in this process (registry.c): a file is in it

@@ -6,6 +6,7 @@
 #include "io/async/async.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
+#include "io/trace/trace.h"
 
 /* Every access mode bit pario knows. */
 static const int known_amode_bits = MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |
@@ -172,6 +173,7 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         file_free(fh);
         return rc;
     }
+    io_trace_open(fh, info);
     io_files_watch_finalize();
     io_files_add(fh);
     *out = fh;
@@ -186,6 +188,7 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     io_files_remove(fh);              /* first: nothing walks the file while it closes */
     io_async_stop(fh);                /* pending nonblocking accesses finish first */
     int lrc = io_coll_kept_flush(fh); /* then the kept collective writes (agreed) */
+    io_trace_close(fh);               /* after the file's last storage call but close */
     io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, io_report_held(fh, rc, err), err);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
+#include "io/trace/trace.h"
 
 /* Bytes of noncontiguous user memory packed per step (at least a stripe
  * unit, so requests stay well-formed): small enough that the staged bytes are
@@ -258,6 +259,8 @@ static int window_write(xfer *x, char *data, int covered) {
     int sieve =
         !covered && fh->io.readable && want_sieve(fh->hints.ds_write, w, 1, fh->write_call_bytes);
     int locking = x->lock || sieve; /* a read-modify-write must exclude other writers */
+    if (sieve)
+        io_trace_sieve(fh->trace, 1, w->end - w->start, w->data);
     int rc =
         locking ? fh->io.drv->lock(&fh->io, w->start, w->end - w->start, 1, &fh->last) : PARIO_OK;
     if (rc != PARIO_OK)
@@ -283,8 +286,10 @@ static int window_move(xfer *x, char *data) {
         int64_t got = 0;
         return fh->io.drv->pread(&fh->io, data + w->r[0].at, w->data, w->start, &got, &fh->last);
     }
-    return want_sieve(fh->hints.ds_read, w, 0, fh->read_call_bytes) ? sieve_read(x, data)
-                                                                    : list_read(x, data);
+    int sieve = want_sieve(fh->hints.ds_read, w, 0, fh->read_call_bytes);
+    if (sieve)
+        io_trace_sieve(fh->trace, 0, w->end - w->start, w->data);
+    return sieve ? sieve_read(x, data) : list_read(x, data);
 }
 
 /* Move n stream bytes of `data` (staged or user memory) through the view.

@@ -1,0 +1,298 @@
+/* Recording a file's trace on one rank (see trace.h).
+ *
+ * Registry (process-wide, the folder's own): io_trace_open_files counts the
+ * traced files open in this process, so a storage call of an untraced
+ * program tests one counter; by_fd maps a descriptor of a traced file to its
+ * trace, since the storage calls know only the descriptor. A slot is set
+ * at open before the file is used and cleared at close after its last
+ * call (background threads have been joined by then). Each trace has its
+ * own mutex: the program's thread, the nonblocking thread, the pipelined
+ * two-phase thread and the kept-write flusher may record at once. */
+#include "io/trace/trace.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "io/file/file.h"
+#include "io/indep/rw.h"
+#include "io/trace/trace_internal.h"
+
+atomic_int io_trace_open_files;
+static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
+
+/* A request is well-formed at this size when it starts and ends on it. */
+#define IO_TRACE_PAGE 4096
+
+double io_trace_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The trace's document path asked for on this rank, or NULL. */
+static const char *wanted_path(MPI_Info info, char *buf, int len) {
+    const char *env = getenv("PARIO_TRACE");
+    if (env && *env)
+        return env;
+    env = getenv("PARIO_HINT_pario_trace");
+    if (env && *env)
+        return env;
+    int flag = 0;
+    if (info != MPI_INFO_NULL &&
+        MPI_Info_get(info, "pario_trace", len - 1, buf, &flag) == MPI_SUCCESS && flag && *buf)
+        return buf;
+    return NULL;
+}
+
+static void stat_reset(io_trace_stat *s) {
+    memset(s, 0, sizeof *s);
+    s->first = -1;
+}
+
+static io_trace *trace_new(const pario_file *fh, const char *path) {
+    io_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->events = malloc(IO_TRACE_EVENTS * sizeof *t->events);
+    t->doc_path = strdup(path);
+    if (!t->events || !t->doc_path) {
+        free(t->events);
+        free(t->doc_path);
+        free(t);
+        return NULL;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    for (int d = 0; d < 2; d++)
+        stat_reset(&t->rec.logical[d]);
+    for (int o = 0; o < IO_TRACE_PHYS_OPS; o++)
+        stat_reset(&t->rec.phys[o]);
+    t->unit = fh->hints.striping_unit > 0 ? fh->hints.striping_unit : IO_TRACE_PAGE;
+    t->rec.t_open = io_trace_now();
+    return t;
+}
+
+static void trace_free(io_trace *t) {
+    pthread_mutex_destroy(&t->lock);
+    free(t->events);
+    free(t->doc_path);
+    free(t);
+}
+
+void io_trace_open(pario_file *fh, MPI_Info info) {
+    char buf[1024];
+    const char *path = wanted_path(info, buf, (int)sizeof buf);
+    io_trace *t = path ? trace_new(fh, path) : NULL;
+    int mine = t != NULL, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, fh->comm) != MPI_SUCCESS || !all) {
+        if (t)
+            trace_free(t);
+        return;
+    }
+    fh->trace = t;
+    if (fh->io.fd >= 0 && fh->io.fd < IO_TRACE_FDS)
+        atomic_store(&by_fd[fh->io.fd], t);
+    atomic_fetch_add(&io_trace_open_files, 1);
+}
+
+static int size_class(int64_t bytes) {
+    int b = 0;
+    while (bytes > 0 && b < IO_TRACE_HIST - 1) {
+        bytes >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static void stat_add(io_trace_stat *s, int64_t unit, int64_t off, int64_t bytes, double dur) {
+    s->calls++;
+    s->time += dur;
+    if (bytes < 0) {
+        s->failed++;
+        return;
+    }
+    s->bytes += bytes;
+    s->hist[size_class(bytes)]++;
+    s->aligned_unit += off % unit == 0 && bytes % unit == 0;
+    s->aligned_page += off % IO_TRACE_PAGE == 0 && bytes % IO_TRACE_PAGE == 0;
+    if (s->first < 0 || off < s->first)
+        s->first = off;
+    if (off + bytes > s->end)
+        s->end = off + bytes;
+}
+
+static void event_add(io_trace *t, const io_trace_event *e) {
+    if (t->rec.nevents < IO_TRACE_EVENTS)
+        t->events[t->rec.nevents++] = *e;
+    else
+        t->rec.dropped++;
+}
+
+/* Contiguous blocks of one instance of f, and the smallest and largest. */
+static int64_t count_blocks(const flat_type *f, int64_t *min, int64_t *max) {
+    int64_t n = 0;
+    for (int i = 0; i < f->nnodes; i++) {
+        const flat_node *d = &f->nodes[i];
+        if (d->child) {
+            n += d->count * count_blocks(d->child, min, max);
+            continue;
+        }
+        int joined = d->stride == d->len; /* repetitions touching: one block */
+        int64_t len = joined ? d->len * d->count : d->len;
+        n += joined ? 1 : d->count;
+        *min = *min < 0 || len < *min ? len : *min;
+        *max = len > *max ? len : *max;
+    }
+    return n;
+}
+
+/* The index of the file's current view in the rank's list (added on first
+ * use; -1 when the list is full). */
+static int view_index(io_trace *t, const io_view *v) {
+    io_trace_rec *r = &t->rec;
+    for (int i = 0; i < r->nviews; i++)
+        if (t->view_flat[i] == v->flat && r->views[i].disp == v->disp)
+            return i;
+    if (r->nviews == IO_TRACE_VIEWS || !v->flat)
+        return -1;
+    io_trace_view *s = &r->views[r->nviews];
+    *s = (io_trace_view){.disp = v->disp,
+                         .size = v->flat->size,
+                         .extent = v->flat->extent,
+                         .block_min = -1,
+                         .contiguous = v->linear};
+    s->blocks = count_blocks(v->flat, &s->block_min, &s->block_max);
+    t->view_flat[r->nviews] = v->flat;
+    return (int)r->nviews++;
+}
+
+void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, int64_t pos,
+                   int64_t bytes, int rc, double t0) {
+    io_trace *t = fh->trace;
+    if (!t)
+        return;
+    double now = io_trace_now();
+    int64_t off = 0;
+    if (view_byte_of_pos(&fh->view, pos, &off) != PARIO_OK)
+        off = pos;
+    int d = c->write != 0, noncontig = !fh->view.linear;
+    int flags = (c->write ? IO_TRACE_WRITE : 0) | (coll ? IO_TRACE_COLL : 0) |
+                (nonblocking ? IO_TRACE_NONBLOCKING : 0) | (noncontig ? IO_TRACE_NONCONTIG : 0) |
+                (rc != PARIO_OK ? IO_TRACE_FAILED : 0);
+    pthread_mutex_lock(&t->lock);
+    stat_add(&t->rec.logical[d], t->unit, off, bytes, now - t0);
+    t->rec.kinds[d][(coll ? 1 : 0) + (nonblocking ? 2 : 0)]++;
+    t->rec.noncontig[d] += noncontig;
+    int vi = view_index(t, &fh->view);
+    if (vi >= 0)
+        t->rec.views[vi].calls++;
+    io_trace_event e = {
+        now - t0 > 0 ? t0 : now, (float)(now - t0), 0, (int8_t)d, (int16_t)flags, vi, off, bytes};
+    event_add(t, &e);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0) {
+    io_trace *t = fd >= 0 && fd < IO_TRACE_FDS ? atomic_load(&by_fd[fd]) : NULL;
+    if (!t)
+        return;
+    double now = io_trace_now();
+    pthread_mutex_lock(&t->lock);
+    stat_add(&t->rec.phys[op], t->unit, off, bytes, now - t0);
+    t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;
+    t->rec.storage_time_in_calls += now - t0;
+    io_trace_event e = {t0,
+                        (float)(now - t0),
+                        1,
+                        (int8_t)op,
+                        (int16_t)(flags | (bytes < 0 ? IO_TRACE_FAILED : 0)),
+                        -1,
+                        off,
+                        bytes < 0 ? 0 : bytes};
+    event_add(t, &e);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void io_trace_sieve(io_trace *t, int write, int64_t span, int64_t data) {
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->rec.sieve_windows[write != 0]++;
+    t->rec.sieve_span[write != 0] += span;
+    t->rec.sieve_data[write != 0] += data;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void io_trace_plan(io_trace *t, int naggr, int64_t first, int64_t end, int64_t cycle_bytes,
+                   int64_t cycles) {
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->lock);
+    io_trace_rec *r = &t->rec;
+    r->tp_calls++;
+    r->tp_cycle_bytes = cycle_bytes;
+    r->tp_cycles += cycles;
+    (void)naggr;
+    if (first < end) {
+        r->tp_domains++;
+        r->tp_domain_bytes += end - first;
+        r->tp_domain_max = end - first > r->tp_domain_max ? end - first : r->tp_domain_max;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void io_trace_exchange(io_trace *t, int64_t bytes, double t0) {
+    if (!t)
+        return;
+    double now = io_trace_now();
+    pthread_mutex_lock(&t->lock);
+    t->rec.exchange_bytes += bytes;
+    t->rec.exchange_time += now - t0;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Gathers every rank's record and events on rank 0 (nothing there when the
+ * gathers fail: the trace is lost, the file is not). */
+static void merge_and_write(pario_file *fh, io_trace *t) {
+    int n = fh->nranks, root = fh->rank == 0;
+    io_trace_rec *recs = root ? malloc((size_t)n * sizeof *recs) : NULL;
+    int *counts = root ? calloc((size_t)n, sizeof *counts) : NULL;
+    int *displs = root ? calloc((size_t)n, sizeof *displs) : NULL;
+    int ok = !root || (recs && counts && displs);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, fh->comm);
+    int mine = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event)), total = 0;
+    if (ok)
+        ok = MPI_Gather(&t->rec, (int)sizeof t->rec, MPI_BYTE, recs, (int)sizeof t->rec, MPI_BYTE,
+                        0, fh->comm) == MPI_SUCCESS &&
+             MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, fh->comm) == MPI_SUCCESS;
+    for (int r = 0; ok && root && r < n; r++) {
+        displs[r] = total;
+        total += counts[r];
+    }
+    io_trace_event *events = root && ok ? malloc(total > 0 ? (size_t)total : 1) : NULL;
+    int have = !root || events;
+    if (ok)
+        MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, fh->comm);
+    if (ok && have &&
+        MPI_Gatherv(t->events, mine, MPI_BYTE, events, counts, displs, MPI_BYTE, 0, fh->comm) ==
+            MPI_SUCCESS &&
+        root)
+        io_trace_write_file(fh, t, recs, events, counts);
+    free(events);
+    free(recs);
+    free(counts);
+    free(displs);
+}
+
+void io_trace_close(pario_file *fh) {
+    io_trace *t = fh->trace;
+    if (!t)
+        return;
+    if (fh->io.fd >= 0 && fh->io.fd < IO_TRACE_FDS)
+        atomic_store(&by_fd[fh->io.fd], NULL);
+    atomic_fetch_sub(&io_trace_open_files, 1);
+    t->rec.t_close = io_trace_now();
+    merge_and_write(fh, t);
+    fh->trace = NULL;
+    trace_free(t);
+}
