@@ -7,6 +7,10 @@
                                       physical limit, interleaved and repeated
   pario bench am|put|bcast            the gas benchmarks next to plain MPI
   pario report bench.json             the Markdown summary (and --png plot) of a result
+  pario report trace.json --html P    a trace (PARIO_TRACE=trace.json): Markdown, PNG,
+                                      an HTML page, and advice
+  pario advise -n 4 -- ./app          run traced, apply the advice as hints, run again,
+                                      report before and after
   pario calibrate DIR                 measure what requests cost on DIR's file system and
                                       keep the figures pario's path decisions use there
 
@@ -26,6 +30,7 @@ import pario_calibrate  # noqa: E402
 import pario_env  # noqa: E402
 import pario_report  # noqa: E402
 import pario_testbed  # noqa: E402
+import pario_trace  # noqa: E402
 
 
 def run_main(args):
@@ -95,7 +100,7 @@ def build_parser():
     top = argparse.ArgumentParser(
         prog="pario", description="Run, benchmark and report on pario programs.",
         epilog="Run `pario VERB --help` for the options of each verb.")
-    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report,calibrate}")
+    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report,advise,calibrate}")
 
     run = verbs.add_parser(
         "run", help="run an MPI program on pario (or another MPI-IO back end)",
@@ -140,6 +145,17 @@ def build_parser():
                     "draws the plot.")
     pario_report.add_arguments(report)
     report.set_defaults(func=lambda a, argv: pario_report.main(a))
+
+    advise = verbs.add_parser(
+        "advise", help="run a program traced, apply the trace's advice as hints, rerun",
+        description="Run PROGRAM on pario with PARIO_TRACE set, read the trace for advice "
+                    "(pario report's), apply the advice that a hint can carry as PARIO_HINT_* "
+                    "variables, run it again traced and report the I/O time before and "
+                    "after. Writes before.json, after.json, advice.md and advice.json to --out.",
+        usage="pario advise [-n N] [--out DIR] -- PROGRAM [ARGS...]")
+    pario_trace.add_advise_arguments(advise)
+    advise.set_defaults(func=lambda a, argv: pario_trace.advise_main(
+        a, [sys.executable, str(Path(__file__).resolve())]))
 
     calibrate = verbs.add_parser(
         "calibrate", help="measure a file system's request costs for pario's path decisions",

@@ -3,9 +3,9 @@
 Each input kind has a reporter: a Markdown function and an optional plot function,
 registered in REPORTERS under the document's "kind" field: "pario-bench" (the I/O
 scenarios of `pario bench`) and "pario-gasbench" (its gas scenarios am, put, bcast,
-rendered by pario_gasbench). Per-file trace documents ("pario-trace":
-counters, request-size histograms, alignment, time split) will register a second
-reporter here without changing the command line.
+rendered by pario_gasbench). Trace documents ("pario-trace", written by the io
+layer under PARIO_TRACE) are rendered by pario_trace, which also writes the HTML
+page (--html) and gives advice.
 """
 import json
 import sys
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pario_gasbench
 import pario_testbed
+import pario_trace
 
 BENCH_KIND = "pario-bench"
-TRACE_KIND = "pario-trace"
+TRACE_KIND = pario_trace.TRACE_KIND
 # Column order of back ends in tables and plots.
 BACKEND_ORDER = ("pario", "ompio", "romio", "limit")
 OPS = ("write", "read")
@@ -197,22 +198,19 @@ def bench_plot(doc, png_path):
     return None
 
 
-# ---- trace documents (not written yet by the library) ---------------------------
-
-def trace_markdown(doc, columns=None):
-    raise ReportError("trace reports (kind 'pario-trace') are not implemented yet")
-
-
 REPORTERS = {
     BENCH_KIND: {"markdown": bench_markdown, "plot": bench_plot},
     pario_gasbench.GAS_KIND: {"markdown": pario_gasbench.markdown, "plot": pario_gasbench.plot},
-    TRACE_KIND: {"markdown": trace_markdown, "plot": None},
+    TRACE_KIND: {"markdown": pario_trace.markdown, "plot": pario_trace.plot},
 }
 
 
 def add_arguments(p):
     p.add_argument("files", nargs="+", metavar="FILE.json",
-                   help="a `pario bench` JSON (kind pario-bench or pario-gasbench)")
+                   help="a `pario bench` JSON (kind pario-bench or pario-gasbench) or a "
+                   "trace (kind pario-trace, from PARIO_TRACE=FILE.json)")
+    p.add_argument("--html", help="traces: also write the self-contained HTML page here "
+                   "(one input file only)")
     p.add_argument("--png", help="also write the plot to this PNG (one input file only)")
     p.add_argument("--md", help="also write the Markdown to this file")
     p.add_argument("--columns", help="back-end columns of the tables, in order (e.g. "
@@ -220,14 +218,20 @@ def add_arguments(p):
 
 
 def main(args):
-    if args.png and len(args.files) > 1:
-        print("pario report: --png takes one input file", file=sys.stderr)
+    if (args.png or args.html) and len(args.files) > 1:
+        print("pario report: --png and --html take one input file", file=sys.stderr)
         return 2
     texts = []
     try:
         for path in args.files:
             doc = load(path)
             kind = kind_of(doc)
+            if kind == TRACE_KIND:  # with the parts other processes wrote (PATH.<rank>)
+                doc = pario_trace.with_siblings(path, doc)
+            if args.html:
+                if kind != TRACE_KIND:
+                    raise ReportError(f"{path}: --html is for traces (kind {TRACE_KIND})")
+                pario_trace.write_html(doc, args.html)
             reporter = REPORTERS.get(kind)
             if reporter is None:
                 raise ReportError(f"{path}: unknown document kind '{kind}' "

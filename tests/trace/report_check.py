@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""`pario report` and `pario advise` on traces of seeded bad patterns
+(patterns.c), and the HTML page in headless Chromium.
+
+    report_check.py --pario BUILD/bin/pario --mpiexec M --mpi openmpi|mpich
+                    --preload P --np N --workdir W --patterns PATH
+                    --check advice|advise|browser
+
+advice:  each pattern's trace yields the expected advice (and no other rule
+         fires on it); the Markdown, PNG and HTML are written.
+advise:  `pario advise` on the nosieve pattern applies romio_ds_write/read=enable
+         and the I/O time after is lower than before.
+browser: the HTML page of a trace opens in headless Chromium (Debian's
+         package) with no console error, and its screenshot is not blank.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+EXPECTED = {
+    "nosieve": {"sieve-write", "collective-write", "sieve-read", "collective-read"},
+    "readsame": {"read-once"},
+    "misaligned": {"align-collective", "align-records"},
+    "smallcb": {"cb_buffer_size"},
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def run_traced(args, mode, trace):
+    outdir = os.path.join(args.workdir, mode)
+    os.makedirs(outdir, exist_ok=True)
+    pairs = [("LD_PRELOAD", args.preload), ("PARIO_TRACE", trace)]
+    if args.no_leak_check:
+        pairs.append(("ASAN_OPTIONS", "detect_leaks=0"))
+    if args.mpi == "mpich":
+        cmd = [args.mpiexec, "-n", str(args.np)]
+        for k, v in pairs:
+            cmd += ["-genv", k, v]
+    else:
+        cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "--mca", "btl",
+               "self,vader", "-n", str(args.np)]
+        for k, v in pairs:
+            cmd += ["-x", f"{k}={v}"]
+    cmd += [args.patterns, mode, outdir]
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PARIO_TRACE")}
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    if res.returncode != 0:
+        raise Failure(f"{mode} failed:\n{res.stdout}\n{res.stderr}")
+
+
+def pario(args, *argv, env=None):
+    res = subprocess.run([sys.executable, args.pario, *argv], capture_output=True, text=True,
+                         timeout=600, env=env)
+    if res.returncode != 0:
+        raise Failure(f"pario {' '.join(argv)} failed:\n{res.stdout}\n{res.stderr}")
+    return res.stdout
+
+
+def check_advice(args):
+    tools = os.path.dirname(os.path.abspath(args.pario))
+    sys.path.insert(0, tools)
+    import pario_trace
+    for mode, want in EXPECTED.items():
+        trace = os.path.join(args.workdir, f"{mode}.json")
+        run_traced(args, mode, trace)
+        with open(trace) as f:
+            doc = json.load(f)
+        got = {a["key"] for a in pario_trace.advise(doc)}
+        if got != want:
+            raise Failure(f"{mode}: advice {sorted(got)}, expected {sorted(want)}")
+        md = pario(args, "report", trace, "--html", trace + ".html", "--png", trace + ".png")
+        for key in want:
+            item = next(a for a in pario_trace.advise(doc) if a["key"] == key)
+            if item["reason"] not in md:
+                raise Failure(f"{mode}: the report does not give the reason of {key}")
+        for ext in (".html", ".png"):
+            if os.path.getsize(trace + ext) < 1000:
+                raise Failure(f"{mode}: {trace + ext} is nearly empty")
+        print(f"ok  {mode}: advice {sorted(got)}")
+    reasons = {a["key"]: a["reason"] for a in pario_trace.advise(doc)}
+    print("    e.g.", reasons)
+
+
+def check_advise(args):
+    out = os.path.join(args.workdir, "advise")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.pop("PARIO_TRACE", None)
+    os.makedirs(out, exist_ok=True)
+    text = pario(args, "advise", "-n", str(args.np), "--out", out, "--", args.patterns,
+                 "nosieve", out, env=env)
+    with open(os.path.join(out, "advice.json")) as f:
+        result = json.load(f)
+    want = {"romio_ds_write": "enable", "romio_ds_read": "enable"}
+    if result["hints"] != want:
+        raise Failure(f"advise applied {result['hints']}, expected {want}")
+    if not result["after"] < result["before"]:
+        raise Failure(f"the advice did not help: I/O seconds {result['before']} before, "
+                      f"{result['after']} after\n{text}")
+    print(f"ok  advise: I/O seconds {result['before']:.4f} before, {result['after']:.4f} after")
+
+
+def screenshot_blank(png):
+    import matplotlib.image as mpimg
+    img = mpimg.imread(png)
+    rgb = img[..., :3]
+    white = (rgb > 0.97).all(axis=-1)
+    return white.mean(), rgb.std()
+
+
+def check_browser(args):
+    chromium = shutil.which("chromium")
+    if not chromium:
+        raise Failure("chromium not found: install Debian's package chromium (tools/deps.sh)")
+    trace = os.path.join(args.workdir, "page.json")
+    run_traced(args, "nosieve", trace)
+    page, shot = trace + ".html", os.path.join(args.workdir, "page.png")
+    pario(args, "report", trace, "--html", page)
+    base = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+            "--disable-dev-shm-usage", f"--user-data-dir={args.workdir}/chromium-profile",
+            "--enable-logging=stderr", "--v=0", "--window-size=1000,1400"]
+    res = subprocess.run(base + [f"--screenshot={shot}", "file://" + page],
+                         capture_output=True, text=True, timeout=120)
+    errors = [line for line in res.stderr.splitlines()
+              if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    if errors:
+        raise Failure("script errors in the page:\n" + "\n".join(errors))
+    if not os.path.exists(shot):
+        raise Failure(f"no screenshot ({res.returncode}):\n{res.stderr[-3000:]}")
+    white, spread = screenshot_blank(shot)
+    if white > 0.995 or spread < 0.01:
+        raise Failure(f"the screenshot is blank ({100 * white:.1f} % white)")
+    dom = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True,
+                         text=True, timeout=120).stdout
+    plots = dom.count("<svg")
+    if plots < 4:
+        raise Failure(f"the rendered page holds {plots} plots, expected at least 4")
+    print(f"ok  browser: {plots} plots rendered, screenshot {100 * (1 - white):.1f} % drawn")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pario", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--mpi", choices=["openmpi", "mpich"], required=True)
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--patterns", required=True)
+    ap.add_argument("--check", choices=["advice", "advise", "browser"], required=True)
+    ap.add_argument("--no-leak-check", action="store_true")
+    args = ap.parse_args()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    try:
+        {"advice": check_advice, "advise": check_advise, "browser": check_browser}[args.check](args)
+    except Failure as e:
+        print(f"FAIL {e}", file=sys.stderr)
+        return 1
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
