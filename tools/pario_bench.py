@@ -216,16 +216,19 @@ class BenchRun:
     def launch(self, backend):
         """mpiexec up to the program; on the test bed with each rank on its node's mount
         and PARIO_NODE_SIZE telling pario the same split."""
+        env = {}
+        if backend == pario_env.TRACED_BACKEND:  # the trace of the last run stays there
+            env["PARIO_TRACE"] = str(self.workdir / backend / "trace.json")
         if not self.testbed:
-            return self.mpi.launch_prefix(self.args.ranks, backend)
+            return self.mpi.launch_prefix(self.args.ranks, backend, env)
         return (self.mpi.launch_prefix(self.args.ranks, backend,
-                                       {"PARIO_NODE_SIZE": self.ranks_per_node}) +
+                                       dict(env, PARIO_NODE_SIZE=self.ranks_per_node)) +
                 self.testbed.wrapper(self.testbed_state["mnt"], self.ranks_per_node))
 
     def check_provider(self, backend, provider, label):
         """Refuses results measured on the wrong MPI-IO (a preload that did not work)."""
         from_pario = pario_env.PARIO_LIBRARY in provider
-        if from_pario != (backend == "pario"):
+        if from_pario != (backend in pario_env.PARIO_BACKENDS):
             raise BackendFailure("preload", f"{label}: MPI_File_open came from "
                                             f"{provider or 'an unknown object'}; the results "
                                             f"would not be {backend}'s")

@@ -13,6 +13,10 @@ from pathlib import Path
 
 MPI_BACKENDS = ("pario", "ompio", "romio")
 ALL_BACKENDS = MPI_BACKENDS + ("limit",)
+# pario with tracing on (PARIO_TRACE set): not run by default; `--backends
+# pario,pario-traced` measures what tracing costs.
+TRACED_BACKEND = "pario-traced"
+PARIO_BACKENDS = ("pario", TRACED_BACKEND)
 PARIO_LIBRARY = "libpario-mpiio.so"
 
 
@@ -84,13 +88,13 @@ class Mpi:
         """Why `backend` cannot run here, or None when it can."""
         if backend == "ompio" and self.flavor != "openmpi":
             return "OMPIO is part of Open MPI only (this build uses MPICH)"
-        if backend == "pario":
+        if backend in PARIO_BACKENDS:
             if self.build_mismatch():
                 return self.build_mismatch()
             lib = self.pario_library()
             if lib is None or not lib.is_file():
                 return f"{lib or PARIO_LIBRARY} not found (build the pario-mpiio target)"
-        if backend not in ALL_BACKENDS:
+        if backend not in ALL_BACKENDS + (TRACED_BACKEND,):
             return f"unknown back end '{backend}' (one of {', '.join(ALL_BACKENDS)})"
         return None
 
@@ -100,7 +104,7 @@ class Mpi:
         env = env or {}
         if self.flavor == "mpich":
             cmd = [self.mpiexec, "-n", str(nranks)]
-            if backend == "pario":
+            if backend in PARIO_BACKENDS:
                 cmd += ["-genv", "LD_PRELOAD", str(self.pario_library())]
             for key, value in env.items():
                 cmd += ["-genv", key, str(value)]
@@ -108,7 +112,7 @@ class Mpi:
         cmd = [self.mpiexec, "--oversubscribe", "--mca", "btl", "self,vader", "-n", str(nranks)]
         if os.geteuid() == 0:
             cmd.insert(1, "--allow-run-as-root")
-        if backend == "pario":
+        if backend in PARIO_BACKENDS:
             cmd += ["-x", f"LD_PRELOAD={self.pario_library()}"]
         elif backend == "ompio":
             cmd += ["--mca", "io", "ompio"]
