@@ -20,6 +20,8 @@ import shutil
 import subprocess
 import sys
 
+from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_traced
+
 EXPECTED = {
     "nosieve": {"sieve-write", "collective-write", "sieve-read", "collective-read"},
     "readsame": {"read-once"},
@@ -28,30 +30,10 @@ EXPECTED = {
 }
 
 
-class Failure(Exception):
-    pass
-
-
-def run_traced(args, mode, trace):
+def run_pattern(args, mode, trace):
     outdir = os.path.join(args.workdir, mode)
     os.makedirs(outdir, exist_ok=True)
-    pairs = [("LD_PRELOAD", args.preload), ("PARIO_TRACE", trace)]
-    if args.no_leak_check:
-        pairs.append(("ASAN_OPTIONS", "detect_leaks=0"))
-    if args.mpi == "mpich":
-        cmd = [args.mpiexec, "-n", str(args.np)]
-        for k, v in pairs:
-            cmd += ["-genv", k, v]
-    else:
-        cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "--mca", "btl",
-               "self,vader", "-n", str(args.np)]
-        for k, v in pairs:
-            cmd += ["-x", f"{k}={v}"]
-    cmd += [args.patterns, mode, outdir]
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "PARIO_TRACE")}
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    if res.returncode != 0:
-        raise Failure(f"{mode} failed:\n{res.stdout}\n{res.stderr}")
+    return run_traced(args, [args.patterns, mode, outdir], trace)
 
 
 def pario(args, *argv, env=None):
@@ -68,9 +50,7 @@ def check_advice(args):
     import pario_trace
     for mode, want in EXPECTED.items():
         trace = os.path.join(args.workdir, f"{mode}.json")
-        run_traced(args, mode, trace)
-        with open(trace) as f:
-            doc = json.load(f)
+        doc = run_pattern(args, mode, trace)
         got = {a["key"] for a in pario_trace.advise(doc)}
         if got != want:
             raise Failure(f"{mode}: advice {sorted(got)}, expected {sorted(want)}")
@@ -122,7 +102,7 @@ def check_browser(args):
     if not chromium:
         raise Failure("chromium not found: install Debian's package chromium (tools/deps.sh)")
     trace = os.path.join(args.workdir, "page.json")
-    run_traced(args, "nosieve", trace)
+    run_pattern(args, "nosieve", trace)
     page, shot = trace + ".html", os.path.join(args.workdir, "page.png")
     pario(args, "report", trace, "--html", page)
     base = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
@@ -150,24 +130,12 @@ def check_browser(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pario", required=True)
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--mpi", choices=["openmpi", "mpich"], required=True)
-    ap.add_argument("--preload", required=True)
-    ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--workdir", required=True)
+    add_launch_arguments(ap)
     ap.add_argument("--patterns", required=True)
     ap.add_argument("--check", choices=["advice", "advise", "browser"], required=True)
-    ap.add_argument("--no-leak-check", action="store_true")
     args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    try:
-        {"advice": check_advice, "advise": check_advise, "browser": check_browser}[args.check](args)
-    except Failure as e:
-        print(f"FAIL {e}", file=sys.stderr)
-        return 1
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    return 0
+    checks = {"advice": check_advice, "advise": check_advise, "browser": check_browser}
+    return run_in_fresh_workdir(args, checks[args.check])
 
 
 if __name__ == "__main__":

@@ -18,54 +18,20 @@ logical byte reaches the file once (no sieving), the file's size is the end
 of the highest physical write, and the dataset's bytes are all written.
 """
 import argparse
-import json
 import os
-import shutil
-import subprocess
 import sys
+
+from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_traced
 
 N = 16  # coll3d edge: 16^3 doubles, 32 KiB
 IOR_XFER = 4096
 IOR_PER_RANK = 16 * IOR_XFER
 
 
-class Failure(Exception):
-    pass
-
-
 def check(what, got, want):
     if got != want:
         raise Failure(f"{what}: trace says {got}, expected {want}")
     print(f"ok  {what} = {got}")
-
-
-def run(args, program_args, trace, extra_env=()):
-    env_args = []
-    pairs = [("LD_PRELOAD", args.preload), ("PARIO_TRACE", trace)] + list(extra_env)
-    if args.no_leak_check:
-        pairs.append(("ASAN_OPTIONS", "detect_leaks=0"))
-    if args.mpi == "mpich":
-        cmd = [args.mpiexec, "-n", str(args.np)]
-        for k, v in pairs:
-            env_args += ["-genv", k, v]
-    else:
-        cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "--mca", "btl",
-               "self,vader", "-n", str(args.np)]
-        for k, v in pairs:
-            env_args += ["-x", f"{k}={v}"]
-    cmd += env_args + program_args
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    env.pop("PARIO_TRACE", None)
-    print("$", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    if res.returncode != 0:
-        raise Failure(f"program failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
-    with open(trace) as f:
-        doc = json.load(f)
-    if doc.get("kind") != "pario-trace":
-        raise Failure(f"{trace}: not a pario trace")
-    return doc
 
 
 def dims(p):
@@ -113,9 +79,9 @@ def check_logical(name, f, direction, calls, total, coll):
 
 def coll3d_variant(args, variant):
     p, total = args.np, N ** 3 * 8
-    doc = run(args, [args.program, "--dir", args.workdir, "--size", str(N), "--rep", "1",
-                     "--modes", "cached", "--variants", variant],
-              os.path.join(args.workdir, f"{variant}.json"))
+    doc = run_traced(args, [args.program, "--dir", args.workdir, "--size", str(N), "--rep",
+                            "1", "--modes", "cached", "--variants", variant],
+                     os.path.join(args.workdir, f"{variant}.json"))
     wfile, rfile = files_of(doc, f"coll3d.{variant}.dat")
     coll = variant == "coll"
     check_logical(variant, wfile, "write", p, total, coll)
@@ -171,9 +137,9 @@ def check_coll3d_collective(wfile, rfile, blocks, total):
 
 def ior_variant(args, variant):
     p, n = args.np, IOR_PER_RANK // IOR_XFER
-    doc = run(args, [args.program, "--dir", args.workdir, "--size", str(IOR_PER_RANK), "--rep",
-                     "1", "--modes", "cached", "--variants", variant],
-              os.path.join(args.workdir, f"{variant}.json"))
+    doc = run_traced(args, [args.program, "--dir", args.workdir, "--size", str(IOR_PER_RANK),
+                            "--rep", "1", "--modes", "cached", "--variants", variant],
+                     os.path.join(args.workdir, f"{variant}.json"))
     wfile, rfile = files_of(doc, ".dat")[:2]
     coll = variant.endswith("coll")
     check_logical(variant, wfile, "write", n * p, n * p * IOR_XFER, coll)
@@ -204,7 +170,7 @@ def ior_variant(args, variant):
 def hdf5_case(args):
     out = os.path.join(args.workdir, "h5")
     os.makedirs(out, exist_ok=True)
-    doc = run(args, [args.program, out], os.path.join(args.workdir, "hdf5.json"))
+    doc = run_traced(args, [args.program, out], os.path.join(args.workdir, "hdf5.json"))
     files = [f for f in doc["files"] if f["total"]["logical"]["write"]["calls"] > 0]
     if not files:
         raise Failure("the HDF5 program's writes are not in the trace")
@@ -223,34 +189,27 @@ def hdf5_case(args):
               f"{pw['calls']} physical ({pw['bytes']} B)")
 
 
+def coll3d_case(args):
+    for v in ("indep", "sieve-4m", "sieve-64k", "coll"):
+        coll3d_variant(args, v)
+
+
+def ior_case(args):
+    for v in ("segmented-4k-indep", "strided-4k-indep", "strided-4k-coll"):
+        ior_variant(args, v)
+
+
+CASES = {"coll3d": coll3d_case, "ior": ior_case, "hdf5": hdf5_case}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--mpi", choices=["openmpi", "mpich"], required=True)
-    ap.add_argument("--preload", required=True)
-    ap.add_argument("--np", type=int, required=True)
-    ap.add_argument("--workdir", required=True)
+    add_launch_arguments(ap)
     ap.add_argument("--case", choices=["coll3d", "ior", "hdf5"], required=True)
     ap.add_argument("--program", required=True)
     ap.add_argument("--hdf5-data-bytes-per-rank", type=int, default=0)
-    ap.add_argument("--no-leak-check", action="store_true")
     args = ap.parse_args()
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    try:
-        if args.case == "coll3d":
-            for v in ("indep", "sieve-4m", "sieve-64k", "coll"):
-                coll3d_variant(args, v)
-        elif args.case == "ior":
-            for v in ("segmented-4k-indep", "strided-4k-indep", "strided-4k-coll"):
-                ior_variant(args, v)
-        else:
-            hdf5_case(args)
-    except Failure as e:
-        print(f"FAIL {e}", file=sys.stderr)
-        return 1
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    return 0
+    return run_in_fresh_workdir(args, CASES[args.case])
 
 
 if __name__ == "__main__":
