@@ -43,11 +43,12 @@ class TraceError(Exception):
 # ---- reading --------------------------------------------------------------------
 
 def with_siblings(path, doc):
-    """Files written by other processes' (PATH.<world rank>) join the document."""
+    """Files written by other processes (PATH.<world rank>) and the ranks' parts
+    of files left open at MPI_Finalize (PATH.open.<world rank>) join the document."""
     doc = dict(doc)
     files = list(doc.get("files", []))
     for sib in sorted(Path(path).parent.glob(Path(path).name + ".*")):
-        if re.fullmatch(r"\d+", sib.suffix[1:]):
+        if re.fullmatch(r"(open\.)?\d+", sib.name[len(Path(path).name) + 1:]):
             try:
                 files += json.loads(sib.read_text()).get("files", [])
             except (OSError, json.JSONDecodeError):
@@ -258,7 +259,9 @@ def file_markdown(f):
     lines = [f"### `{f['path']}`", "",
              f"{f['nranks']} ranks on {f['nnodes']} node(s), stripe unit {f['stripe_unit']:,} B, "
              f"open {t['time']['open']:.6f} s (slowest rank to last close). "
-             f"Collective routes: {f['routes'] or 'none'}.", "",
+             f"Collective routes: {f['routes'] or 'none'}." +
+             (f" Left open at MPI_Finalize: rank {f['unclosed_rank']}'s part alone."
+              if f.get("unclosed_rank", -1) >= 0 else ""), "",
              "| layer | kind | calls | bytes | mean | seconds (all ranks) | failed |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for d in DIRS:

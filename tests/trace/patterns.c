@@ -10,6 +10,8 @@
  *               block size) at its own offsets, independently
  *   smallcb     collective writes with cb_buffer_size 64 KiB, smaller than one
  *               aggregator's domain
+ *   unclosed    each rank writes 64 KiB of its own and ends without closing
+ *               the file (its trace is written at MPI_Finalize)
  *
  * Every mode reads back or checks what it wrote and exits non-zero on a
  * mismatch, so a faster configuration cannot be a wrong one. */
@@ -114,8 +116,7 @@ static void readsame(const char *dir) {
 }
 
 static void misaligned(const char *dir) {
-    MPI_File fh =
-        open_file(dir, "misaligned.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL);
+    MPI_File fh = open_file(dir, "misaligned.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL);
     char *buf = malloc(MISALIGNED_RECORD);
     for (int k = 0; k < MISALIGNED_RECORDS; k++) {
         long long off = ((long long)k * nranks + rank) * MISALIGNED_RECORD;
@@ -143,12 +144,20 @@ static void smallcb(const char *dir) {
     ok(MPI_File_write_at_all(fh, off, buf, SMALLCB_BYTES, MPI_BYTE, MPI_STATUS_IGNORE),
        "write_all");
     memset(buf, 0, SMALLCB_BYTES);
-    ok(MPI_File_read_at_all(fh, off, buf, SMALLCB_BYTES, MPI_BYTE, MPI_STATUS_IGNORE),
-       "read_all");
+    ok(MPI_File_read_at_all(fh, off, buf, SMALLCB_BYTES, MPI_BYTE, MPI_STATUS_IGNORE), "read_all");
     expect(buf, SMALLCB_BYTES, off);
     ok(MPI_File_close(&fh), "close");
     MPI_Info_free(&info);
     free(buf);
+}
+
+static void unclosed(const char *dir) {
+    MPI_File fh = open_file(dir, "unclosed.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL);
+    long long n = (long long)NOSIEVE_BLOCK * NOSIEVE_BLOCKS, off = rank * n;
+    char *buf = malloc((size_t)n);
+    fill(buf, n, off);
+    ok(MPI_File_write_at(fh, off, buf, (int)n, MPI_BYTE, MPI_STATUS_IGNORE), "write");
+    free(buf); /* the file stays open: MPI_Finalize finishes it */
 }
 
 int main(int argc, char **argv) {
@@ -156,7 +165,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     if (argc != 3)
-        die("usage: patterns nosieve|readsame|misaligned|smallcb DIR");
+        die("usage: patterns nosieve|readsame|misaligned|smallcb|unclosed DIR");
     if (strcmp(argv[1], "nosieve") == 0)
         nosieve(argv[2]);
     else if (strcmp(argv[1], "readsame") == 0)
@@ -165,6 +174,8 @@ int main(int argc, char **argv) {
         misaligned(argv[2]);
     else if (strcmp(argv[1], "smallcb") == 0)
         smallcb(argv[2]);
+    else if (strcmp(argv[1], "unclosed") == 0)
+        unclosed(argv[2]);
     else
         die("unknown mode");
     MPI_Finalize();

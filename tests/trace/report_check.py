@@ -89,6 +89,37 @@ def check_advise(args):
     print(f"ok  advise: I/O seconds {result['before']:.4f} before, {result['after']:.4f} after")
 
 
+def check_unclosed(args):
+    """A file left open: each rank writes its own part at MPI_Finalize, and
+    the report reads them with the rest."""
+    trace = os.path.join(args.workdir, "unclosed.json")
+    outdir = os.path.join(args.workdir, "unclosed")
+    os.makedirs(outdir)
+    try:
+        run_traced(args, [args.patterns, "unclosed", outdir], trace)
+    except FileNotFoundError:
+        pass  # no file was closed: PATH itself is not written
+    per_rank = 65536
+    for r in range(args.np):
+        with open(f"{trace}.open.{r}") as f:
+            part = json.load(f)["files"]
+        if len(part) != 1 or part[0]["unclosed_rank"] != r:
+            raise Failure(f"{trace}.open.{r}: expected rank {r}'s part of one file")
+        t = part[0]["total"]
+        got = (t["logical"]["write"]["calls"], t["logical"]["write"]["bytes"],
+               t["logical"]["write"]["first"], t["physical"]["pwrite"]["bytes"])
+        if got != (1, per_rank, r * per_rank, per_rank):
+            raise Failure(f"rank {r}'s part: (calls, bytes, first, physical bytes) {got}")
+    if os.path.getsize(os.path.join(outdir, "unclosed.dat")) != args.np * per_rank:
+        raise Failure("the file left open lacks bytes")
+    with open(trace, "w") as f:  # an empty run document beside the parts
+        json.dump({"kind": "pario-trace", "version": 1, "files": []}, f)
+    md = pario(args, "report", trace)
+    if md.count("Left open at MPI_Finalize") != args.np:
+        raise Failure("the report does not show every rank's part:\n" + md)
+    print(f"ok  unclosed: {args.np} ranks' parts written at MPI_Finalize and reported")
+
+
 def screenshot_blank(png):
     import matplotlib.image as mpimg
     img = mpimg.imread(png)
@@ -132,9 +163,11 @@ def main():
     ap.add_argument("--pario", required=True)
     add_launch_arguments(ap)
     ap.add_argument("--patterns", required=True)
-    ap.add_argument("--check", choices=["advice", "advise", "browser"], required=True)
+    ap.add_argument("--check", choices=["advice", "advise", "browser", "unclosed"],
+                    required=True)
     args = ap.parse_args()
-    checks = {"advice": check_advice, "advise": check_advise, "browser": check_browser}
+    checks = {"advice": check_advice, "advise": check_advise, "browser": check_browser,
+              "unclosed": check_unclosed}
     return run_in_fresh_workdir(args, checks[args.check])
 
 

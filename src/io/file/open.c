@@ -163,6 +163,7 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
         rc = open_storage(fh, err);
     if (rc == PARIO_OK) {
         io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
+        io_trace_wish(fh, info);               /* agreed by the settle, rank 0's */
         rc = io_file_settle(fh, err);          /* after open_storage: it asks what the file is */
     }
     if (rc == PARIO_OK)

@@ -19,6 +19,7 @@
 #include "io/async/async.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
+#include "io/trace/trace.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -66,6 +67,7 @@ static void flush_at_finalize(pario_file *fh, void *arg) {
     (void)arg;
     io_async_drain(fh);
     io_coll_kept_write_own(fh);
+    io_trace_finalize(fh); /* this rank's part of its trace, after its last write */
 }
 
 static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {

@@ -38,6 +38,7 @@ typedef struct io_hints {
     int64_t read_call_bytes;     /* pario_read_call_bytes: the same for a read call */
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
+    int trace; /* the file is traced: rank 0 asked, agreed with the hints (io/trace) */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the

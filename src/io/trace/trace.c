@@ -21,6 +21,11 @@
 atomic_int io_trace_open_files;
 static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
 
+/* The trace of a rank that could not allocate its own: it still takes part
+ * in the merge at close (the ranks' collective calls must match), with an
+ * empty record. Nothing records into it (no event buffer). */
+static io_trace lost = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
 /* A request is well-formed at this size when it starts and ends on it. */
 #define IO_TRACE_PAGE 4096
 
@@ -79,14 +84,19 @@ static void trace_free(io_trace *t) {
     free(t);
 }
 
+void io_trace_wish(pario_file *fh, MPI_Info info) {
+    char buf[1024];
+    fh->hints.trace = wanted_path(info, buf, (int)sizeof buf) != NULL;
+}
+
 void io_trace_open(pario_file *fh, MPI_Info info) {
+    if (!fh->hints.trace)
+        return;
     char buf[1024];
     const char *path = wanted_path(info, buf, (int)sizeof buf);
-    io_trace *t = path ? trace_new(fh, path) : NULL;
-    int mine = t != NULL, all = 0;
-    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, fh->comm) != MPI_SUCCESS || !all) {
-        if (t)
-            trace_free(t);
+    io_trace *t = trace_new(fh, path ? path : ""); /* only rank 0's path is written */
+    if (!t) {
+        fh->trace = &lost;
         return;
     }
     fh->trace = t;
@@ -169,7 +179,7 @@ static int view_index(io_trace *t, const io_view *v) {
 void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, int64_t pos,
                    int64_t bytes, int rc, double t0) {
     io_trace *t = fh->trace;
-    if (!t)
+    if (!t || !t->events)
         return;
     double now = io_trace_now();
     int64_t off = 0;
@@ -214,7 +224,7 @@ void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double 
 }
 
 void io_trace_sieve(io_trace *t, int write, int64_t span, int64_t data) {
-    if (!t)
+    if (!t || !t->events)
         return;
     pthread_mutex_lock(&t->lock);
     t->rec.sieve_windows[write != 0]++;
@@ -225,7 +235,7 @@ void io_trace_sieve(io_trace *t, int write, int64_t span, int64_t data) {
 
 void io_trace_plan(io_trace *t, int naggr, int64_t first, int64_t end, int64_t cycle_bytes,
                    int64_t cycles) {
-    if (!t)
+    if (!t || !t->events)
         return;
     pthread_mutex_lock(&t->lock);
     io_trace_rec *r = &t->rec;
@@ -242,7 +252,7 @@ void io_trace_plan(io_trace *t, int naggr, int64_t first, int64_t end, int64_t c
 }
 
 void io_trace_exchange(io_trace *t, int64_t bytes, double t0) {
-    if (!t)
+    if (!t || !t->events)
         return;
     double now = io_trace_now();
     pthread_mutex_lock(&t->lock);
@@ -258,7 +268,7 @@ static void merge_and_write(pario_file *fh, io_trace *t) {
     io_trace_rec *recs = root ? malloc((size_t)n * sizeof *recs) : NULL;
     int *counts = root ? calloc((size_t)n, sizeof *counts) : NULL;
     int *displs = root ? calloc((size_t)n, sizeof *displs) : NULL;
-    int ok = !root || (recs && counts && displs);
+    int ok = !root || (recs && counts && displs && t->events);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, fh->comm);
     int mine = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event)), total = 0;
     if (ok)
@@ -270,10 +280,9 @@ static void merge_and_write(pario_file *fh, io_trace *t) {
         total += counts[r];
     }
     io_trace_event *events = root && ok ? malloc(total > 0 ? (size_t)total : 1) : NULL;
-    int have = !root || events;
-    if (ok)
-        MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (ok && have &&
+    int have = ok && (!root || events);
+    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, fh->comm);
+    if (have &&
         MPI_Gatherv(t->events, mine, MPI_BYTE, events, counts, displs, MPI_BYTE, 0, fh->comm) ==
             MPI_SUCCESS &&
         root)
@@ -284,15 +293,29 @@ static void merge_and_write(pario_file *fh, io_trace *t) {
     free(displs);
 }
 
+void io_trace_finalize(pario_file *fh) {
+    io_trace *t = fh->trace;
+    if (!t || !t->events || !t->doc_path[0])
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->rec.t_close = io_trace_now();
+    io_trace_write_unclosed(fh, t);
+    pthread_mutex_unlock(&t->lock);
+}
+
 void io_trace_close(pario_file *fh) {
     io_trace *t = fh->trace;
     if (!t)
         return;
+    fh->trace = NULL;
+    if (t == &lost) {
+        merge_and_write(fh, t);
+        return;
+    }
     if (fh->io.fd >= 0 && fh->io.fd < IO_TRACE_FDS)
         atomic_store(&by_fd[fh->io.fd], NULL);
     atomic_fetch_sub(&io_trace_open_files, 1);
     t->rec.t_close = io_trace_now();
     merge_and_write(fh, t);
-    fh->trace = NULL;
     trace_free(t);
 }

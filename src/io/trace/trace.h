@@ -6,8 +6,9 @@
  * went.
  *
  * One switch: $PARIO_TRACE=PATH, or the hint `pario_trace` (in the
- * program's info, or $PARIO_HINT_pario_trace). A file is traced when every
- * rank that opens it asks (one MPI_Allreduce at open). Untraced files carry
+ * program's info, or $PARIO_HINT_pario_trace). A file is traced when its
+ * rank 0 asks: the wish travels with the hints open agrees on anyway, so
+ * tracing costs open no message of its own. Untraced files carry
  * fh->trace == NULL and every hook returns after one test; the storage
  * calls test one process-wide counter of traced files (the registry below).
  *
@@ -119,12 +120,19 @@ static inline int io_trace_any(void) {
 /* Seconds (CLOCK_REALTIME). */
 double io_trace_now(void);
 
-/* Collective, at the end of a successful open: starts tracing fh when
- * every rank asks for it ($PARIO_TRACE or the hint pario_trace in info). */
+/* At open, before the hints are agreed: this rank's wish ($PARIO_TRACE or
+ * the hint pario_trace in info) into fh->hints.trace. */
+void io_trace_wish(struct pario_file *fh, MPI_Info info);
+/* At the end of a successful open: starts tracing fh when the agreed hints
+ * say so (rank 0's wish; rank 0 writes to its path). */
 void io_trace_open(struct pario_file *fh, MPI_Info info);
 /* Collective, at close before the storage is closed: merges the ranks'
  * records on rank 0, which writes the document; frees the trace. */
 void io_trace_close(struct pario_file *fh);
+
+/* At MPI_Finalize, for a file still open (no collective call possible):
+ * this rank writes its own part of the trace (trace_json.c). */
+void io_trace_finalize(struct pario_file *fh);
 
 /* Logical layer: a read or write call that started at t0 moved `bytes`
  * from stream position pos. */

@@ -20,5 +20,8 @@ struct io_trace {
  * bytes of events from rank r, back to back). */
 void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_rec *recs,
                          const io_trace_event *events, const int *ev_bytes);
+/* At MPI_Finalize, for a file still open: this rank's own part, unmerged,
+ * into PATH.open.<world rank> (t->lock held). */
+void io_trace_write_unclosed(const struct pario_file *fh, const io_trace *t);
 
 #endif

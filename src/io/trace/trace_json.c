@@ -7,7 +7,9 @@
  * entries of the files this process wrote as their rank 0. World rank 0
  * writes PATH; a process that is rank 0 of some file but not of the world
  * (files opened on sub-communicators) writes PATH.<world rank>, which
- * `pario report` reads together with PATH. */
+ * `pario report` reads together with PATH. Files still open at MPI_Finalize
+ * (no collective call is possible there) are written by each rank alone,
+ * its own part, to PATH.open.<world rank>. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +19,16 @@
 #include "io/file/file.h"
 #include "io/trace/trace_internal.h"
 
-static struct {
-    pthread_mutex_t lock;
+typedef struct entry_list {
     char **entries;
     int n;
-} doc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+} entry_list;
+
+static struct {
+    pthread_mutex_t lock;
+    entry_list closed;   /* merged entries of files closed */
+    entry_list unclosed; /* this rank's part of files open at MPI_Finalize */
+} doc = {PTHREAD_MUTEX_INITIALIZER, {NULL, 0}, {NULL, 0}};
 
 static const char *const phys_names[IO_TRACE_PHYS_OPS] = {"pread", "pwrite", "sync",
                                                           "trunc", "alloc",  "lock"};
@@ -183,9 +190,12 @@ static void put_hints(FILE *f, const pario_file *fh, const io_trace *t) {
             (long long)h->ind_rd_buffer_size, (long long)h->striping_unit);
 }
 
-/* The file's entry as one JSON object (malloc'd), or NULL. */
+/* The file's entry as one JSON object (malloc'd), or NULL: nranks records
+ * and event logs; unclosed_rank >= 0 marks one rank's part of a file left
+ * open at MPI_Finalize. */
 static char *file_entry(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
-                        const io_trace_event *events, const int *ev_bytes) {
+                        const io_trace_event *events, const int *ev_bytes, int nranks,
+                        int unclosed_rank) {
     char *text = NULL, routes[256];
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -196,26 +206,27 @@ static char *file_entry(const pario_file *fh, const io_trace *t, const io_trace_
     total.logical[0].first = total.logical[1].first = -1;
     for (int o = 0; o < IO_TRACE_PHYS_OPS; o++)
         total.phys[o].first = -1;
-    for (int r = 0; r < fh->nranks; r++)
+    for (int r = 0; r < nranks; r++)
         rec_merge(&total, &recs[r]);
     if (io_coll_routes_text(fh, routes, sizeof routes) != PARIO_OK)
         routes[0] = '\0';
     fputs("{\"path\":", f);
     put_string(f, fh->path);
     fprintf(f,
-            ",\"nranks\":%d,\"nnodes\":%d,\"t_open\":%.6f,\"t_close\":%.6f,\"routes\":", fh->nranks,
-            fh->nnodes, total.t_open, total.t_close);
+            ",\"nranks\":%d,\"nnodes\":%d,\"unclosed_rank\":%d,\"t_open\":%.6f,"
+            "\"t_close\":%.6f,\"routes\":",
+            nranks, fh->nnodes, unclosed_rank, total.t_open, total.t_close);
     put_string(f, routes);
     put_hints(f, fh, t);
     fputs(",\"total\":", f);
     put_rec(f, &total);
     fputs(",\"ranks\":[", f);
-    for (int r = 0; r < fh->nranks; r++) {
+    for (int r = 0; r < nranks; r++) {
         fputs(r ? "," : "", f);
         put_rec(f, &recs[r]);
     }
     fputc(']', f);
-    put_events(f, events, ev_bytes, fh->nranks, total.t_open);
+    put_events(f, events, ev_bytes, nranks, total.t_open);
     fputc('}', f);
     return fclose(f) == 0 ? text : (free(text), NULL);
 }
@@ -231,14 +242,17 @@ static void program_name(char *out, size_t len) {
             out[i] = ' ';
 }
 
-/* Writes the document with every entry (doc.lock held). */
-static void write_document(const char *path) {
+/* Writes the document of list l (doc.lock held): PATH on world rank 0 and
+ * PATH.<rank> elsewhere for closed files, PATH.open.<rank> for the rest. */
+static void write_document(const char *path, const entry_list *l) {
     char tmp[4200], prog[1024];
     int world = 0, nworld = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world);
     MPI_Comm_size(MPI_COMM_WORLD, &nworld);
     char target[4100];
-    if (world == 0)
+    if (l == &doc.unclosed)
+        snprintf(target, sizeof target, "%s.open.%d", path, world);
+    else if (world == 0)
         snprintf(target, sizeof target, "%s", path);
     else
         snprintf(target, sizeof target, "%s.%d", path, world);
@@ -252,8 +266,8 @@ static void write_document(const char *path) {
     fputs("{\"kind\":\"pario-trace\",\"version\":1,\"program\":", f);
     put_string(f, prog);
     fprintf(f, ",\"world_ranks\":%d,\"writer\":%d,\"files\":[\n", nworld, world);
-    for (int i = 0; i < doc.n; i++)
-        fprintf(f, "%s%s\n", i ? "," : "", doc.entries[i]);
+    for (int i = 0; i < l->n; i++)
+        fprintf(f, "%s%s\n", i ? "," : "", l->entries[i]);
     fputs("]}\n", f);
     if (fclose(f) != 0 || rename(tmp, target) != 0) {
         fprintf(stderr, "pario: cannot write the trace %s\n", target);
@@ -261,18 +275,28 @@ static void write_document(const char *path) {
     }
 }
 
-void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
-                         const io_trace_event *events, const int *ev_bytes) {
-    char *entry = file_entry(fh, t, recs, events, ev_bytes);
+/* Adds entry to list l and writes l's document again. */
+static void add_entry(entry_list *l, char *entry, const char *path) {
     if (!entry)
         return;
     pthread_mutex_lock(&doc.lock);
-    char **grown = realloc(doc.entries, (size_t)(doc.n + 1) * sizeof *grown);
+    char **grown = realloc(l->entries, (size_t)(l->n + 1) * sizeof *grown);
     if (grown) {
-        doc.entries = grown;
-        doc.entries[doc.n++] = entry;
-        write_document(t->doc_path);
+        l->entries = grown;
+        l->entries[l->n++] = entry;
+        write_document(path, l);
     } else
         free(entry);
     pthread_mutex_unlock(&doc.lock);
+}
+
+void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
+                         const io_trace_event *events, const int *ev_bytes) {
+    add_entry(&doc.closed, file_entry(fh, t, recs, events, ev_bytes, fh->nranks, -1), t->doc_path);
+}
+
+void io_trace_write_unclosed(const pario_file *fh, const io_trace *t) {
+    int ev_bytes = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event));
+    add_entry(&doc.unclosed, file_entry(fh, t, &t->rec, t->events, &ev_bytes, 1, fh->rank),
+              t->doc_path);
 }
