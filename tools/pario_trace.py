@@ -274,6 +274,13 @@ def file_markdown(f):
             lines.append(stat_row("physical", op + (f" ({t['pwritev']} vectored)"
                                                     if op == "pwrite" and t["pwritev"] else ""),
                                   t["physical"][op]))
+    views = sorted({(v["contiguous"], v["blocks"], v["block_min"], v["block_max"], v["extent"])
+                    for r in f["ranks"] for v in r["views"]})
+    if views:
+        lines += ["", "Views: " + "; ".join(
+            "contiguous" if c else f"{n:,} block(s) of {lo:,} B" + (f" to {hi:,} B" if hi != lo
+                                                                    else "") +
+            f" in every {ext:,} B of file" for c, n, lo, hi, ext in views) + "."]
     lines += ["", "Well-formedness (offset and length multiples of the unit, seed 002):", "",
               "| layer | kind | requests | stripe unit | 4 KiB page |", "|---|---|---:|---:|---:|"]
     for layer, kind, n, su, pg in well_formed(f):
