@@ -576,7 +576,7 @@ def advise_main(args, pario_cmd):
                       "", "| run | wall seconds | seconds in I/O calls (all ranks) |",
                       "|---|---:|---:|", f"| before | {wall0:.3f} | {io0:.6f} |",
                       f"| after | {wall1:.3f} | {io1:.6f} |", "",
-                      f"I/O time after / before: {share(io1, io0):.2f}"]
+                      f"I/O time after / before: {share(io1, io0):.3g}"]
     except TraceError as e:
         print(f"pario advise: {e}", file=sys.stderr)
         return 1
