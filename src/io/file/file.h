@@ -61,6 +61,7 @@ struct pario_file {
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
     char *path;
     int amode;
+    const io_driver *driver; /* the name's prefix chose it (io/file/name.c) */
     io_handle io;
     io_hints hints;
     io_costs costs;           /* the file system's: its calibration record, else defaults */

@@ -16,6 +16,10 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
 
 /* Longest cb_config_list value kept. */
 #define IO_HINT_STR_MAX 256
+/* ROMIO hints accepted and reported but not acted on (romio.c), and the
+ * longest value kept of each. */
+#define IO_ROMIO_KEYS 14
+#define IO_ROMIO_VAL_MAX 64
 
 typedef struct io_hints {
     int64_t cb_buffer_size; /* bytes an aggregator holds at most */
@@ -38,6 +42,7 @@ typedef struct io_hints {
     int64_t read_call_bytes;     /* pario_read_call_bytes: the same for a read call */
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
+    char romio[IO_ROMIO_KEYS][IO_ROMIO_VAL_MAX]; /* other ROMIO hints as given; "" unset */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
@@ -49,8 +54,25 @@ int io_hints_cb_count(const char *list, const char *host);
 
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
-/* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */
+/* Apply the $ROMIO_HINTS file, the $PARIO_HINTS file, then info (may be
+ * MPI_INFO_NULL), then $PARIO_HINT_*. As in ROMIO (MPICH 4.0), the program's
+ * MPI_Info wins over the ROMIO_HINTS file. */
 void io_hints_resolve(io_hints *h, MPI_Info info);
+/* Set one hint by key, as from MPI_Info; unknown keys and bad values leave
+ * h unchanged. */
+void io_hints_set(io_hints *h, const char *key, const char *val);
+
+/* ---- ROMIO's conventions (romio.c) ---------------------------------------- */
+
+/* Apply the file $ROMIO_HINTS names, as ROMIO reads it: "key value" lines,
+ * a key given twice keeps its first value, lines of another shape and a
+ * missing file are ignored. */
+void io_hints_apply_romio_file(io_hints *h);
+/* Keeps key when it is one of the other ROMIO hints (romio_no_indep_rw,
+ * romio_cb_pfr, ...): returns 1, else 0. */
+int io_hints_set_romio(io_hints *h, const char *key, const char *val);
+/* Adds those hints to info: the value given, else ROMIO's default. */
+void io_hints_romio_to_info(const io_hints *h, MPI_Info info);
 /* Apply only info. */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
 /* Apply info, then $PARIO_HINT_* again (set_info, set_view): the operator's

@@ -63,9 +63,12 @@ static int check_filetype(const flat_type *ft, int64_t esize, const char *path, 
                           "set_view %s: filetype size %lld is not a multiple of the etype size "
                           "%lld",
                           path, (long long)ft->size, (long long)esize);
+    /* The standard names no class; ROMIO's is MPI_ERR_IO. */
     if (!ft->monotonic || ft->true_lb < 0)
-        return pario_fail(err, PARIO_ERR_TYPE,
-                          "set_view %s: filetype has negative or decreasing displacements", path);
+        return pario_fail(err, PARIO_ERR_IO,
+                          "set_view %s: filetype has negative, decreasing or overlapping "
+                          "displacements",
+                          path);
     if (ft->extent <= 0)
         return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: filetype extent is not positive",
                           path);
