@@ -11,7 +11,9 @@
  *   MPI_File_delete strips it too; a ':' after a '/' is part of the name;
  * - $ROMIO_FSTYPE_FORCE: a known type opens, an unknown one is MPI_ERR_IO;
  * - a filetype with decreasing, negative or overlapping displacements is
- *   MPI_ERR_IO (ROMIO's class) on every rank. */
+ *   MPI_ERR_IO (ROMIO's class) on every rank; overlapping blocks that never
+ *   start before an earlier one are accepted in a file opened read-only
+ *   and read as MPICH's ROMIO reads them (each block in typemap order). */
 #include "dropin.h"
 
 /* The value of key in fh's hints, or "" when absent. */
@@ -129,6 +131,7 @@ static void check_prefix_opens(const char *prefix, const char *name) {
     char back[8] = {0};
     PT_EQ(ptest_read_file(path, back, sizeof back), 4);
     PT_CHECK(!memcmp(back, "ufs!", 4));
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank has read it before it is removed */
 }
 
 static void check_prefixes(void) {
@@ -201,6 +204,82 @@ static void check_view_classes(void) {
     PT_MPI_OK(MPI_File_close(&fh));
 }
 
+/* Reads 2 instances of a vector of 3 blocks of 4 ints, 2 ints apart (each
+ * block overlaps the next), from a file holding 0, 1, 2, ...: instance k
+ * yields 8k + 0..3, 8k + 2..5, 8k + 4..7. With the given sieving switch
+ * and window, independently and collectively. */
+static void read_overlapping_vector(const char *path, const char *ds, const char *window) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_ds_read", ds);
+    MPI_Info_set(info, "ind_rd_buffer_size", window);
+    MPI_File fh;
+    int ok = PT_MPI_OK(open_with(path, MPI_MODE_RDONLY, info, &fh));
+    MPI_Info_free(&info);
+    if (!ok)
+        return;
+    MPI_Datatype vec;
+    MPI_Type_vector(3, 4, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    PT_MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, vec, "native", MPI_INFO_NULL));
+    int want[24], got[24], bad = 0;
+    for (int k = 0, i = 0; k < 2; k++)
+        for (int b = 0; b < 3; b++)
+            for (int j = 0; j < 4; j++)
+                want[i++] = 8 * k + 2 * b + j;
+    for (int collective = 0; collective < 2; collective++) {
+        memset(got, 0xff, sizeof got);
+        MPI_Status st;
+        int count = -1;
+        if (collective)
+            PT_MPI_OK(MPI_File_read_at_all(fh, 0, got, 24, MPI_INT, &st));
+        else
+            PT_MPI_OK(MPI_File_read_at(fh, 0, got, 24, MPI_INT, &st));
+        MPI_Get_count(&st, MPI_INT, &count);
+        PT_EQ(count, 24);
+        for (int i = 0; i < 24; i++)
+            bad += got[i] != want[i];
+    }
+    PT_EQ(bad, 0);
+    MPI_Type_free(&vec);
+    PT_MPI_OK(MPI_File_close(&fh));
+}
+
+static void check_overlap_read_only(void) {
+    char path[DROPIN_PATH_MAX];
+    dropin_fresh_path(path, "overlap.dat");
+    int data[64];
+    for (int i = 0; i < 64; i++)
+        data[i] = i;
+    MPI_File fh;
+    if (!PT_MPI_OK(open_with(path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh)))
+        return;
+    if (dropin_rank() == 0)
+        PT_MPI_OK(MPI_File_write_at(fh, 0, data, 64, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_Datatype same = two_ints(0, 0);
+    PT_MPI_CLASS(MPI_File_set_view(fh, 0, MPI_INT, same, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    PT_MPI_OK(MPI_File_close(&fh));
+
+    /* Each int twice: 0 0 1 1 2 2 3 3. */
+    PT_MPI_OK(open_with(path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PT_MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, same, "native", MPI_INFO_NULL));
+    int got[8] = {0};
+    PT_MPI_OK(MPI_File_read_all(fh, got, 8, MPI_INT, MPI_STATUS_IGNORE));
+    int bad = 0;
+    for (int i = 0; i < 8; i++)
+        bad += got[i] != i / 2;
+    PT_EQ(bad, 0);
+    MPI_Datatype back = two_ints(8, 0); /* decreasing: refused even read-only */
+    PT_MPI_CLASS(MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    MPI_Type_free(&back);
+    MPI_Type_free(&same);
+    PT_MPI_OK(MPI_File_close(&fh));
+
+    read_overlapping_vector(path, "enable", "4194304");
+    read_overlapping_vector(path, "disable", "4194304");
+    read_overlapping_vector(path, "automatic", "16"); /* a window per block */
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -209,5 +288,6 @@ int main(int argc, char **argv) {
     check_prefixes();
     check_forced_type();
     check_view_classes();
+    check_overlap_read_only();
     return ptest_finish();
 }

@@ -52,6 +52,8 @@ struct pario_file {
                                        blocks average under COLL_TINY_BLOCK (agreed) */
     int dense_views;                /* every rank's view spreads its data at most
                                        COLL_MAX_SPREAD times (agreed) */
+    int overlapping_views;          /* some rank's view has overlapping blocks (read-only
+                                       files; agreed): collective reads go independent */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
     struct kept_cache *kept_cache;  /* windows parked on the program's communicator */
     int kept_pending;               /* a collective write was kept on some rank since the
