@@ -50,19 +50,6 @@ static void error_names(int rc, const char *want, int line) {
 }
 #define ERROR_NAMES(rc, want) error_names((rc), (want), __LINE__)
 
-/* Rank 0 writes text to path with POSIX; every rank waits. */
-static void write_text(const char *path, const char *text) {
-    if (dropin_rank() == 0) {
-        FILE *f = fopen(path, "w");
-        PT_CHECK(f != NULL);
-        if (f) {
-            fputs(text, f);
-            fclose(f);
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
 static int open_with(const char *name, int amode, MPI_Info info, MPI_File *fh) {
     return MPI_File_open(MPI_COMM_WORLD, name, amode, info, fh);
 }
@@ -72,14 +59,14 @@ static void check_hints_file(void) {
     snprintf(hints, sizeof hints, "%s", ptest_path("romio-hints"));
     snprintf(phints, sizeof phints, "%s", ptest_path("pario-hints"));
     dropin_fresh_path(path, "hinted.dat");
-    write_text(hints, "# site defaults\n"
-                      "cb_buffer_size 1048576\n"
-                      "cb_buffer_size 2097152\n"
-                      "ind_rd_buffer_size 65536\n"
-                      "romio_ds_write enable too many\n"
-                      "romio_no_indep_rw true\n"
-                      "\n"
-                      "romio_cb_pfr enable\n");
+    ptest_put_text(hints, "# site defaults\n"
+                          "cb_buffer_size 1048576\n"
+                          "cb_buffer_size 2097152\n"
+                          "ind_rd_buffer_size 65536\n"
+                          "romio_ds_write enable too many\n"
+                          "romio_no_indep_rw true\n"
+                          "\n"
+                          "romio_cb_pfr enable\n");
     setenv("ROMIO_HINTS", hints, 1);
     MPI_File fh;
     if (PT_MPI_OK(open_with(path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh))) {
@@ -96,7 +83,7 @@ static void check_hints_file(void) {
     MPI_Info_set(info, "cb_buffer_size", "4194304");
     MPI_Info_set(info, "romio_cb_ds_threshold", "4096");
     MPI_Info_set(info, "romio_lustre_co_ratio", "2");
-    write_text(phints, "ind_rd_buffer_size 131072\n");
+    ptest_put_text(phints, "ind_rd_buffer_size 131072\n");
     setenv("PARIO_HINTS", phints, 1);
     if (PT_MPI_OK(open_with(path, MPI_MODE_RDWR, info, &fh))) {
         EXPECT_HINT(fh, "cb_buffer_size", "4194304");    /* MPI_Info wins over the file */

@@ -17,11 +17,14 @@
 program seed001
   use mpi
   implicit none
+#define FILE_T integer
+#define INFO_T integer
   integer, parameter :: i8 = selected_int_kind(18)
   character(len=16) :: mode
   character(len=1024) :: outdir, arg
   integer :: ierr, rank, nprocs, kib, nwords
   integer(kind=i8), allocatable :: words(:), back(:)
+  logical :: pario
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -70,22 +73,14 @@ contains
     call MPI_File_open(MPI_COMM_SELF, path, ior(MPI_MODE_CREATE, MPI_MODE_WRONLY), &
                        MPI_INFO_NULL, fh, ierr)
     call check(ierr, 'open '//trim(path))
-    if (rank == 0) call report_backend(fh)
+    if (rank == 0) pario = reached_pario(fh, rank)
     call MPI_File_write(fh, words, nwords, MPI_INTEGER8, status, ierr)
     call check(ierr, 'write')
     call MPI_File_close(fh, ierr)
     call check(ierr, 'close')
     call report_rate('write', MPI_Wtime() - t, nprocs)
 
-    call MPI_Barrier(MPI_COMM_WORLD, ierr)
-    t = MPI_Wtime()
-    call MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
-    call check(ierr, 'open for reading')
-    back = 0
-    call MPI_File_read(fh, back, nwords, MPI_INTEGER8, status, ierr)
-    call check(ierr, 'read')
-    call MPI_File_close(fh, ierr)
-    call report_rate('read', MPI_Wtime() - t, nprocs)
+    call timed_read(MPI_COMM_SELF, path, status)
     call verify(status)
   end subroutine own_files
 
@@ -101,7 +96,7 @@ contains
     call MPI_File_open(MPI_COMM_WORLD, path, ior(MPI_MODE_CREATE, MPI_MODE_RDWR), &
                        MPI_INFO_NULL, fh, ierr)
     call check(ierr, 'open '//trim(path))
-    call report_backend(fh)
+    pario = reached_pario(fh, rank)
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     t = MPI_Wtime()
     call MPI_File_write_at(fh, offset, words, nwords, MPI_INTEGER8, status, ierr)
@@ -126,31 +121,41 @@ contains
     character(len=1100) :: path
     integer :: fh
     integer :: status(MPI_STATUS_SIZE)
-    double precision :: t
     path = trim(outdir)//'/input.dat'
     call fill(0, words)
     if (rank == 0) then
       call MPI_File_open(MPI_COMM_SELF, path, ior(MPI_MODE_CREATE, MPI_MODE_WRONLY), &
                          MPI_INFO_NULL, fh, ierr)
       call check(ierr, 'open '//trim(path))
-      call report_backend(fh)
+      pario = reached_pario(fh, rank)
       call MPI_File_write(fh, words, nwords, MPI_INTEGER8, status, ierr)
       call check(ierr, 'write')
       call MPI_File_close(fh, ierr)
     end if
+    call timed_read(MPI_COMM_WORLD, path, status)
+    words = back
+    call fill(0, back)
+    call check_words(words, back, status)
+  end subroutine read_one_file
+
+  ! Opens path on comm, reads nwords words into back and closes it, timed
+  ! from a barrier before the open to the end of the close.
+  subroutine timed_read(comm, path, status)
+    integer, intent(in) :: comm
+    character(len=*), intent(in) :: path
+    integer, intent(out) :: status(MPI_STATUS_SIZE)
+    integer :: fh
+    double precision :: t
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     t = MPI_Wtime()
-    call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
+    call MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
     call check(ierr, 'open for reading')
     back = 0
     call MPI_File_read(fh, back, nwords, MPI_INTEGER8, status, ierr)
     call check(ierr, 'read')
     call MPI_File_close(fh, ierr)
     call report_rate('read', MPI_Wtime() - t, nprocs)
-    words = back
-    call fill(0, back)
-    call check_words(words, back, status)
-  end subroutine read_one_file
+  end subroutine timed_read
 
   ! The bytes read are the ones this task wrote.
   subroutine verify(status)
@@ -181,22 +186,7 @@ contains
       ' MB/s'
   end subroutine report_rate
 
-  subroutine report_backend(fh)
-    integer, intent(in) :: fh
-    integer :: info, nkeys, k, e
-    logical :: pario
-    character(len=MPI_MAX_INFO_KEY) :: key
-    call MPI_File_get_info(fh, info, e)
-    call MPI_Info_get_nkeys(info, nkeys, e)
-    pario = .false.
-    do k = 0, nkeys - 1
-      call MPI_Info_get_nthkey(info, k, key, e)
-      if (key(1:6) == 'pario_') pario = .true.
-    end do
-    call MPI_Info_free(info, e)
-    if (rank == 0 .and. pario) print '(a)', 'backend: pario'
-    if (rank == 0 .and. .not. pario) print '(a)', 'backend: system'
-  end subroutine report_backend
+#include "backend.inc"
 
   subroutine check(code, what)
     integer, intent(in) :: code

@@ -88,7 +88,7 @@ program views
   call MPI_File_open(MPI_COMM_WORLD, path, ior(MPI_MODE_CREATE, MPI_MODE_RDWR), MPI_INFO_NULL, &
                      fh, ierr)
   call check(ierr == MPI_SUCCESS, 'open '//trim(path))
-  call report_backend(fh)
+  on_pario = reached_pario(fh, rank)
 
   call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, colblock, 'native', MPI_INFO_NULL, &
                          ierr)
@@ -194,21 +194,5 @@ contains
     end if
   end subroutine check
 
-  ! "backend: pario" when the file's hints hold a pario_ key (sets on_pario).
-  subroutine report_backend(f)
-    FILE_T, intent(in) :: f
-    INFO_T :: info
-    integer :: nkeys, k, e
-    character(len=MPI_MAX_INFO_KEY) :: key
-    call MPI_File_get_info(f, info, e)
-    call MPI_Info_get_nkeys(info, nkeys, e)
-    on_pario = .false.
-    do k = 0, nkeys - 1
-      call MPI_Info_get_nthkey(info, k, key, e)
-      if (key(1:6) == 'pario_') on_pario = .true.
-    end do
-    call MPI_Info_free(info, e)
-    if (rank == 0 .and. on_pario) print '(a)', 'backend: pario'
-    if (rank == 0 .and. .not. on_pario) print '(a)', 'backend: system'
-  end subroutine report_backend
+#include "backend.inc"
 end program views

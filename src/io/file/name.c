@@ -58,12 +58,21 @@ static size_t prefix_length(const char *name) {
     return slash ? 0 : (size_t)(colon - name);
 }
 
-static void known_prefixes(char *out, size_t cap) {
+/* Longest list of the known prefixes in a message. */
+#define IO_PREFIX_LIST_MAX 512
+
+/* PARIO_ERR_IO (ROMIO's class) for a file system type named by `what`
+ * (a prefix of the name, or $ROMIO_FSTYPE_FORCE) that pario does not know;
+ * the message lists the ones it does. */
+static int fail_unknown_type(const char *op, const char *name, const char *what, pario_error *err) {
+    char known[IO_PREFIX_LIST_MAX];
     size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < IO_NPREFIXES && used < cap; i++)
-        used +=
-            (size_t)snprintf(out + used, cap - used, "%s%s:", i ? " " : "", io_prefixes[i].name);
+    known[0] = '\0';
+    for (size_t i = 0; i < IO_NPREFIXES && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s:", i ? " " : "",
+                                 io_prefixes[i].name);
+    return pario_fail(err, PARIO_ERR_IO, "%s %s: %s is not a file system type pario knows (%s)", op,
+                      name, what, known);
 }
 
 /* The driver $ROMIO_FSTYPE_FORCE names ("nfs:" or "nfs"), NULL when unset. */
@@ -76,12 +85,9 @@ static int forced_driver(const char *op, const char *name, const io_driver **drv
     size_t len = strcspn(force, ":");
     const struct io_prefix *p = prefix_find(force, len);
     if (!p) {
-        char known[512];
-        known_prefixes(known, sizeof known);
-        return pario_fail(err, PARIO_ERR_IO,
-                          "%s %s: ROMIO_FSTYPE_FORCE=%s names no file system type pario knows "
-                          "(%s)",
-                          op, name, force, known);
+        char what[IO_PREFIX_LIST_MAX];
+        snprintf(what, sizeof what, "ROMIO_FSTYPE_FORCE=%s", force);
+        return fail_unknown_type(op, name, what, err);
     }
     *drv = p->driver;
     return PARIO_OK;
@@ -94,12 +100,12 @@ int io_name_resolve(const char *name, const char *op, io_name *out, pario_error 
     if (len > 0) {
         const struct io_prefix *p = prefix_find(name, len);
         if (!p) {
-            char known[512];
-            known_prefixes(known, sizeof known);
-            return pario_fail(err, PARIO_ERR_IO,
-                              "%s %s: file system type '%.*s:' is not supported (known: %s; "
-                              "put ufs: in front of a name whose first part holds ':')",
-                              op, name, (int)len, name, known);
+            char what[IO_PREFIX_LIST_MAX];
+            snprintf(what, sizeof what,
+                     "the prefix '%.*s:' (put ufs: in front of a name whose "
+                     "first part holds ':')",
+                     (int)len, name);
+            return fail_unknown_type(op, name, what, err);
         }
         out->path = name + len + 1;
         out->driver = p->driver;
