@@ -11,6 +11,7 @@
 #   5. the same program built against the MPI alone and run by the installed
 #      `pario run`: it must print "backend: pario" too.
 # Usage: run_install.sh BUILD SOURCE WORK MPI(openmpi|mpich) MPIEXEC [SANITIZE(0|1)]
+# pipefail: no `grep -q` after a pipe here (its early exit would fail the writer).
 set -euo pipefail
 build=$1 source=$2 work=$3 mpi=$4 mpiexec=$5 sanitize=${6:-0}
 prefix=$work/prefix
@@ -48,14 +49,14 @@ for lib in pario pario-mpiio; do
 done
 [ -f "$libdir/pkgconfig/pario.pc" ] && [ -f "$libdir/cmake/pario/parioConfig.cmake" ] ||
   fail "pkg-config or CMake package files missing"
-ldd "$libdir/libpario-mpiio.so" | grep -q "libpario.so.0 => $libdir/" ||
+ldd "$libdir/libpario-mpiio.so" | grep "libpario.so.0 => $libdir/" > /dev/null ||
   fail "the installed drop-in does not find the installed libpario.so"
 
 step "outside C program through find_package(pario)"
 CC=$mpicc cmake -S "$source/tests/install/outside" -B outside-cmake -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_FLAGS="${extra_flags[*]}" > outside-cmake.log 2>&1 || { cat outside-cmake.log; fail "configure"; }
 cmake --build outside-cmake > outside-build.log 2>&1 || { cat outside-build.log; fail "build"; }
-ldd outside-cmake/outside | grep -q "libpario.so.0 => $libdir/" || fail "outside links another libpario"
+ldd outside-cmake/outside | grep "libpario.so.0 => $libdir/" > /dev/null || fail "outside links another libpario"
 "${launch[@]}" outside-cmake/outside "$work/data/native-cmake.dat" | tee run1.log
 grep -q "outside: ok" run1.log || fail "outside (CMake) did not finish"
 
