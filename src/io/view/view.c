@@ -67,12 +67,13 @@ static int check_filetype(const flat_type *ft, int64_t esize, const char *path, 
                           pario_error *err) {
     if (ft->size == 0)
         return PARIO_OK;
+    /* The standard names no class for the next two; ROMIO's (and OMPIO's) are
+     * MPI_ERR_ARG and MPI_ERR_IO. */
     if (ft->size % esize != 0)
-        return pario_fail(err, PARIO_ERR_TYPE,
+        return pario_fail(err, PARIO_ERR_ARG,
                           "set_view %s: filetype size %lld is not a multiple of the etype size "
                           "%lld",
                           path, (long long)ft->size, (long long)esize);
-    /* The standard names no class; ROMIO's is MPI_ERR_IO. */
     if (ft->true_lb < 0 || !(ft->monotonic || (read_only && overlap_readable(ft))))
         return pario_fail(err, PARIO_ERR_IO,
                           "set_view %s: filetype has negative or decreasing displacements%s", path,
