@@ -1,11 +1,13 @@
 /* Hints: the tuning values a file is opened with.
  *
  * Sources, later ones overriding earlier ones: built-in defaults, the file
- * named by $PARIO_HINTS (lines "key value", '#' starts a comment), the MPI_Info
- * passed by the program, and $PARIO_HINT_<key> variables (an operator's
- * override for programs that cannot be changed). Keys use ROMIO's names where
- * they mean the same thing. Unknown keys and malformed values are ignored, as
- * MPI requires of hints. */
+ * named by $ROMIO_HINTS (ROMIO's format: romio.c), the file named by
+ * $PARIO_HINTS (lines "key value", '#' starts a comment), the MPI_Info passed
+ * by the program, and $PARIO_HINT_<key> variables (an operator's override
+ * for programs that cannot be changed). Keys use ROMIO's names where they
+ * mean the same thing; ROMIO's hints pario does not act on are kept and
+ * reported. Unknown keys and malformed values are ignored, as MPI requires
+ * of hints. */
 #ifndef PARIO_IO_HINTS_H
 #define PARIO_IO_HINTS_H
 
