@@ -9,7 +9,7 @@ case "${1:-base}" in
   base)
     pkgs=(cmake make gcc g++ openmpi-bin libopenmpi-dev mpich libmpich-dev python3 python3-numpy
           python3-matplotlib libhdf5-openmpi-dev hdf5-tools python3-mpi4py python3-h5py-mpi
-          libpnetcdf-dev pnetcdf-bin pkg-config
+          libpnetcdf-dev pnetcdf-bin pkg-config gfortran
           chromium) ;;  # chromium: the trace report's page is opened headless in tests/trace
   testbed)
     pkgs=(glusterfs-server glusterfs-client iproute2 util-linux procps) ;;

@@ -18,6 +18,9 @@ ALL_BACKENDS = MPI_BACKENDS + ("limit",)
 TRACED_BACKEND = "pario-traced"
 PARIO_BACKENDS = ("pario", TRACED_BACKEND)
 PARIO_LIBRARY = "libpario-mpiio.so"
+# What `cmake --install` leaves in PREFIX/share/pario for the installed command, in
+# CMakeCache.txt's KEY=value form: the MPI, its mpiexec and where the libraries are.
+INSTALL_RECORD = "pario-install.conf"
 
 
 class SetupError(Exception):
@@ -25,9 +28,12 @@ class SetupError(Exception):
 
 
 def read_cmake_cache(build_dir):
-    """Returns the CMakeCache.txt entries of a build directory as a dict."""
+    """Returns the CMakeCache.txt entries of a build directory (or the install record of an
+    installed pario) as a dict."""
     cache = {}
     path = Path(build_dir) / "CMakeCache.txt"
+    if not path.is_file():
+        path = Path(build_dir) / INSTALL_RECORD
     if not path.is_file():
         return cache
     for line in path.read_text(errors="replace").splitlines():
@@ -39,10 +45,11 @@ def read_cmake_cache(build_dir):
 
 
 def find_build_dir(explicit=None):
-    """The build directory: --build, $PARIO_BUILD, or the one holding this script."""
+    """The build directory: --build, $PARIO_BUILD, or the one holding this script (in an
+    installed pario: PREFIX/share/pario, which holds the install record)."""
     candidates = [explicit, os.environ.get("PARIO_BUILD"), Path(__file__).resolve().parent.parent]
     for cand in candidates:
-        if cand and (Path(cand) / "CMakeCache.txt").is_file():
+        if cand and any((Path(cand) / f).is_file() for f in ("CMakeCache.txt", INSTALL_RECORD)):
             return Path(cand).resolve()
     if explicit:
         raise SetupError(f"{explicit} is not a CMake build directory (no CMakeCache.txt)")
@@ -53,11 +60,12 @@ def find_build_dir(explicit=None):
 class Mpi:
     """One MPI installation (Open MPI or MPICH) and how to launch on each back end."""
 
-    def __init__(self, flavor, mpiexec, build_dir, build_flavor=None):
+    def __init__(self, flavor, mpiexec, build_dir, build_flavor=None, libdir="lib"):
         self.flavor = flavor
         self.mpiexec = mpiexec
         self.build_dir = Path(build_dir) if build_dir else None
         self.build_flavor = build_flavor  # the MPI the build's binaries were compiled with
+        self.libdir = libdir  # the libraries, relative to build_dir
 
     @classmethod
     def detect(cls, build_dir, flavor=None):
@@ -71,7 +79,8 @@ class Mpi:
         mpiexec = mpiexec or shutil.which(default)
         if not mpiexec:
             raise SetupError(f"{default} not found: install the {flavor} package (tools/deps.sh)")
-        return cls(flavor, mpiexec, build_dir, cache.get("PARIO_MPI"))
+        return cls(flavor, mpiexec, build_dir, cache.get("PARIO_MPI"),
+                   cache.get("PARIO_LIBDIR", "lib"))
 
     def build_mismatch(self):
         """Why the build's binaries cannot run under this MPI, or None."""
@@ -82,7 +91,9 @@ class Mpi:
         return None
 
     def pario_library(self):
-        return self.build_dir / "lib" / PARIO_LIBRARY if self.build_dir else None
+        if not self.build_dir:
+            return None
+        return Path(os.path.normpath(self.build_dir / self.libdir / PARIO_LIBRARY))
 
     def backend_problem(self, backend):
         """Why `backend` cannot run here, or None when it can."""

@@ -174,6 +174,14 @@ int pario_register_datarep(const char *name, pario_datarep_conversion_fn *read_f
                            pario_datarep_conversion_fn *write_fn,
                            pario_datarep_extent_fn *extent_fn, void *extra_state,
                            pario_error *err);
+/* The same with large-count conversion functions (MPI 4's
+ * MPI_Datarep_conversion_function_c): count is an MPI_Count. */
+typedef int pario_datarep_conversion_c_fn(void *userbuf, MPI_Datatype datatype, MPI_Count count,
+                                          void *filebuf, MPI_Offset position, void *extra_state);
+int pario_register_datarep_c(const char *name, pario_datarep_conversion_c_fn *read_fn,
+                             pario_datarep_conversion_c_fn *write_fn,
+                             pario_datarep_extent_fn *extent_fn, void *extra_state,
+                             pario_error *err);
 /* The extent of type in files of representation `datarep`: a predefined type's
  * size there, a derived type's native extent when all its types keep their
  * size (else PARIO_ERR_UNSUPPORTED_DATAREP). */

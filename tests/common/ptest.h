@@ -150,6 +150,21 @@ static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int
     return n;
 }
 
+/* Rank 0 writes text to path (a hints or costs file); every rank waits. */
+static inline void ptest_put_text(const char *path, const char *text) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        FILE *f = fopen(path, "w");
+        ptest_check(f != NULL, "fopen of a text file to write", __FILE__, __LINE__);
+        if (f) {
+            fputs(text, f);
+            fclose(f);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static inline int ptest_finish(void) {
     int counts[2] = {ptest_passed, ptest_failed}, total[2];
     MPI_Allreduce(counts, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

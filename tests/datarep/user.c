@@ -54,30 +54,40 @@ static uint32_t from_be32(uint32_t raw) {
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 }
 
-static int write_plus(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position,
-                      void *extra) {
+static int plus_to_file(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                        MPI_Offset position, void *extra) {
     conv_state *s = extra;
     if (s->fail || !known_type(s, dt))
         return MPI_ERR_TYPE;
     uint32_t *out = filebuf;
-    for (int i = 0; i < count; i++)
+    for (MPI_Count i = 0; i < count; i++)
         out[i] = to_be32((uint32_t)(*item_address(s, userbuf, dt, position + i) + OFFSET_IN_FILE));
     s->items += count;
     s->last_position = position;
     return MPI_SUCCESS;
 }
 
-static int read_plus(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position,
-                     void *extra) {
+static int plus_from_file(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra) {
     conv_state *s = extra;
     if (s->fail || !known_type(s, dt))
         return MPI_ERR_TYPE;
     const uint32_t *in = filebuf;
-    for (int i = 0; i < count; i++)
+    for (MPI_Count i = 0; i < count; i++)
         *item_address(s, userbuf, dt, position + i) = (int)from_be32(in[i]) - OFFSET_IN_FILE;
     s->items += count;
     s->last_position = position;
     return MPI_SUCCESS;
+}
+
+static int write_plus(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position,
+                      void *extra) {
+    return plus_to_file(userbuf, dt, count, filebuf, position, extra);
+}
+
+static int read_plus(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position,
+                     void *extra) {
+    return plus_from_file(userbuf, dt, count, filebuf, position, extra);
 }
 
 static int native_extent(MPI_Datatype dt, MPI_Aint *extent, void *extra) {
@@ -264,6 +274,18 @@ static void test_registration(conv_state *s) {
                                    double_extent, NULL));
 }
 
+#if MPI_VERSION >= 4
+/* MPI 4's MPI_Register_datarep_c: the same representation registered with
+ * large-count conversion functions writes and reads the same file. */
+static void test_large_count(conv_state *s, const char *path) {
+    PT_MPI_OK(MPI_Register_datarep_c("plus1000c", plus_from_file, plus_to_file, native_extent, s));
+    PT_MPI_CLASS(
+        MPI_Register_datarep_c("plus1000c", plus_from_file, plus_to_file, native_extent, s),
+        MPI_ERR_DUP_DATAREP);
+    test_collective(s, "plus1000c", 1, path);
+}
+#endif
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -284,6 +306,9 @@ int main(int argc, char **argv) {
         test_independent(&s, conf_path(path, "indep_plus"));
         test_failing_conversion(&s, conf_path(path, "failing"));
         test_wide(conf_path(path, "wide"));
+#if MPI_VERSION >= 4
+        test_large_count(&s, conf_path(path, "coll_plus_c"));
+#endif
     }
     MPI_Type_free(&s.strided);
     return ptest_finish();

@@ -105,6 +105,7 @@ static const char *const file_functions[] = {
     "File_iwrite_at_all_c",
     "File_iwrite_shared_c",
     "File_get_type_extent_c",
+    "Register_datarep_c",
 #endif
 };
 

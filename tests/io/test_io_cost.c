@@ -47,15 +47,10 @@ static void find_mount(void) {
 static void use_costs(const char *name, const char *text) {
     char path[4400];
     snprintf(path, sizeof path, "%s", ptest_path(name));
-    if (rank == 0 && text) {
-        FILE *f = fopen(path, "w");
-        PT_CHECK(f != NULL);
-        if (f) {
-            fputs(text, f);
-            fclose(f);
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    if (text)
+        ptest_put_text(path, text);
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
     setenv("PARIO_COSTS", path, 1);
 }
 

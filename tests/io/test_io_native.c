@@ -142,7 +142,7 @@ static void test_short_read_and_bad_input(void) {
     MPI_Type_contiguous(2, MPI_INT, &uncommitted);
     PT_EQ(pario_file_write_at(fh, 0, data, 1, uncommitted, &bytes), PARIO_ERR_TYPE);
     MPI_Type_free(&uncommitted);
-    PT_EQ(pario_file_set_view(fh, 0, MPI_INT, MPI_CHAR, "native", MPI_INFO_NULL), PARIO_ERR_TYPE);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_INT, MPI_CHAR, "native", MPI_INFO_NULL), PARIO_ERR_ARG);
     PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-datarep", MPI_INFO_NULL),
           PARIO_ERR_UNSUPPORTED_DATAREP);
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);

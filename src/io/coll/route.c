@@ -62,7 +62,9 @@ coll_route coll_route_first(const pario_file *fh, int write) {
 
 /* Once the ranges are known:
  * - romio_cb_* disable, and atomic mode (locked independent access), go
- *   independent; one rank has nobody to combine with.
+ *   independent; one rank has nobody to combine with; neither can views
+ *   with overlapping blocks (read-only files): two-phase places a rank's
+ *   data by file offset, which such a view does not map to one position.
  * - romio_cb_* enable asks for two-phase.
  * - Rule 4, own sieved writes: on one node, views with holes whose blocks
  *   all average under COLL_TINY_BLOCK (and spread at most COLL_MAX_SPREAD)
@@ -74,7 +76,7 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   own. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
-    if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1)
+    if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views)
         return COLL_ROUTE_INDEPENDENT;
     if (sw == IO_ENABLE)
         return COLL_ROUTE_TWOPHASE;

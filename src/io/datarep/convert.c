@@ -113,26 +113,40 @@ static int copy_native(dr_xfer *x, int64_t p, int64_t n, int pack) {
     return PARIO_OK;
 }
 
-/* Runs a user conversion function over the items in bytes [p, p + n). */
-static int call_user_fn(dr_xfer *x, pario_datarep_conversion_fn *fn, int64_t p, int64_t n) {
+/* Whether rep converts in direction `write` with a function of the user's. */
+static bool has_user_fn(const io_datarep *rep, bool write) {
+    if (rep->external32)
+        return false;
+    return write ? rep->write_fn || rep->write_fn_c : rep->read_fn || rep->read_fn_c;
+}
+
+/* Runs the user's conversion function into the file (write) or out of it
+ * over the items in bytes [p, p + n): the large-count one when registered so. */
+static int call_user_fn(dr_xfer *x, bool write, int64_t p, int64_t n) {
+    const io_datarep *r = x->rep;
     int64_t first = datarep_sig_item_index(&x->sig, datarep_sig_locate(&x->sig, p));
     int64_t end = datarep_sig_item_index(&x->sig, datarep_sig_locate(&x->sig, p + n));
-    if (end - first > INT32_MAX)
+    pario_datarep_conversion_c_fn *fn_c = write ? r->write_fn_c : r->read_fn_c;
+    pario_datarep_conversion_fn *fn = write ? r->write_fn : r->read_fn;
+    int rc;
+    if (fn_c)
+        rc = fn_c(x->buf, x->type, (MPI_Count)(end - first), x->stage, (MPI_Offset)first, r->extra);
+    else if (end - first > INT32_MAX)
         return pario_fail(&x->err, PARIO_ERR_INTERN, "%s %s: chunk of too many items", x->call.op,
                           x->fh->path);
-    int rc = fn(x->buf, x->type, (int)(end - first), x->stage, (MPI_Offset)first, x->rep->extra);
+    else
+        rc = fn(x->buf, x->type, (int)(end - first), x->stage, (MPI_Offset)first, r->extra);
     if (rc != MPI_SUCCESS)
         return pario_fail(&x->err, PARIO_ERR_CONVERSION,
                           "%s %s: the %s conversion function of \"%s\" failed (code %d)",
-                          x->call.op, x->fh->path, x->call.write ? "write" : "read", x->rep->name,
-                          rc);
+                          x->call.op, x->fh->path, write ? "write" : "read", r->name, rc);
     return PARIO_OK;
 }
 
 /* The user's bytes [p, p + n) into the file representation, in the stage. */
 static int to_file(dr_xfer *x, int64_t p, int64_t n) {
-    if (!x->rep->external32 && x->rep->write_fn)
-        return call_user_fn(x, x->rep->write_fn, p, n);
+    if (has_user_fn(x->rep, true))
+        return call_user_fn(x, true, p, n);
     int rc = copy_native(x, p, n, 1);
     if (rc == PARIO_OK && x->rep->external32)
         datarep_sig_swap(&x->sig, datarep_sig_locate(&x->sig, p), x->stage, n);
@@ -141,8 +155,8 @@ static int to_file(dr_xfer *x, int64_t p, int64_t n) {
 
 /* The stage's file data for bytes [p, p + n) into the user's buffer. */
 static int from_file(dr_xfer *x, int64_t p, int64_t n) {
-    if (!x->rep->external32 && x->rep->read_fn)
-        return call_user_fn(x, x->rep->read_fn, p, n);
+    if (has_user_fn(x->rep, false))
+        return call_user_fn(x, false, p, n);
     if (x->rep->external32)
         datarep_sig_swap(&x->sig, datarep_sig_locate(&x->sig, p), x->stage, n);
     return copy_native(x, p, n, 0);

@@ -36,6 +36,8 @@ typedef struct io_datarep {
     char name[MPI_MAX_DATAREP_STRING];
     bool external32;                                 /* the built-in big-endian representation */
     pario_datarep_conversion_fn *read_fn, *write_fn; /* user datareps; NULL: no conversion */
+    pario_datarep_conversion_c_fn *read_fn_c, *write_fn_c; /* the same, registered by
+                                                              MPI_Register_datarep_c */
     pario_datarep_extent_fn *extent_fn;
     void *extra;
 } io_datarep;

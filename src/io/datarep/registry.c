@@ -74,24 +74,40 @@ static int registry_add(const io_datarep *rep, pario_error *err) {
     return rc;
 }
 
-int pario_register_datarep(const char *name, pario_datarep_conversion_fn *read_fn,
-                           pario_datarep_conversion_fn *write_fn,
-                           pario_datarep_extent_fn *extent_fn, void *extra_state,
-                           pario_error *err) {
+/* Checks rep's name and extent function, then adds it. */
+static int register_checked(io_datarep *rep, const char *name, pario_error *err) {
     pario_error_clear(err);
     if (!name || !name[0] || strlen(name) >= MPI_MAX_DATAREP_STRING)
         return pario_fail(err, PARIO_ERR_ARG,
                           "register_datarep: the name must have 1 to %d characters",
                           MPI_MAX_DATAREP_STRING - 1);
-    if (!extent_fn)
+    if (!rep->extent_fn)
         return pario_fail(err, PARIO_ERR_ARG, "register_datarep: \"%s\": no extent function", name);
     if (is_native_name(name) || !strcmp(name, external32.name))
         return pario_fail(err, PARIO_ERR_DUP_DATAREP,
                           "register_datarep: \"%s\" is a predefined data representation", name);
+    snprintf(rep->name, sizeof rep->name, "%s", name);
+    return registry_add(rep, err);
+}
+
+int pario_register_datarep(const char *name, pario_datarep_conversion_fn *read_fn,
+                           pario_datarep_conversion_fn *write_fn,
+                           pario_datarep_extent_fn *extent_fn, void *extra_state,
+                           pario_error *err) {
     io_datarep rep = {
         .read_fn = read_fn, .write_fn = write_fn, .extent_fn = extent_fn, .extra = extra_state};
-    snprintf(rep.name, sizeof rep.name, "%s", name);
-    return registry_add(&rep, err);
+    return register_checked(&rep, name, err);
+}
+
+int pario_register_datarep_c(const char *name, pario_datarep_conversion_c_fn *read_fn,
+                             pario_datarep_conversion_c_fn *write_fn,
+                             pario_datarep_extent_fn *extent_fn, void *extra_state,
+                             pario_error *err) {
+    io_datarep rep = {.read_fn_c = read_fn,
+                      .write_fn_c = write_fn,
+                      .extent_fn = extent_fn,
+                      .extra = extra_state};
+    return register_checked(&rep, name, err);
 }
 
 /* ---- what a representation makes of a type ------------------------------------ */

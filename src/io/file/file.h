@@ -52,6 +52,8 @@ struct pario_file {
                                        blocks average under COLL_TINY_BLOCK (agreed) */
     int dense_views;                /* every rank's view spreads its data at most
                                        COLL_MAX_SPREAD times (agreed) */
+    int overlapping_views;          /* some rank's view has overlapping blocks (read-only
+                                       files; agreed): collective reads go independent */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
     struct kept_cache *kept_cache;  /* windows parked on the program's communicator */
     int kept_pending;               /* a collective write was kept on some rank since the
@@ -61,6 +63,7 @@ struct pario_file {
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
     char *path;
     int amode;
+    const io_driver *driver; /* the name's prefix chose it (io/file/name.c) */
     io_handle io;
     io_hints hints;
     io_costs costs;           /* the file system's: its calibration record, else defaults */

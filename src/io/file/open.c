@@ -7,6 +7,7 @@
 #include "io/coll/coll.h"
 #include "io/file/file.h"
 #include "io/trace/trace.h"
+#include "io/file/name.h"
 
 /* Every access mode bit pario knows. */
 static const int known_amode_bits = MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |
@@ -61,7 +62,7 @@ static int driver_flags(int amode, int create) {
 static int open_storage(pario_file *fh, pario_error *err) {
     int rc = PARIO_OK;
     fh->io.fd = -1;
-    const io_driver *drv = &io_driver_posix;
+    const io_driver *drv = fh->driver;
     if (fh->rank == 0) {
         rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1), err);
         if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
@@ -110,8 +111,9 @@ static void file_free(pario_file *fh) {
     free(fh);
 }
 
-static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out,
+static int file_new(MPI_Comm comm, const io_name *name, int amode, pario_file **out,
                     pario_error *err) {
+    const char *path = name->path;
     pario_file *fh = calloc(1, sizeof *fh);
     if (!fh)
         return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
@@ -120,6 +122,7 @@ static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
     fh->amode = amode;
+    fh->driver = name->driver;
     fh->path = strdup(path);
     if (!fh->path || MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
         file_free(fh);
@@ -143,7 +146,10 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     if (!path || !*path)
         return pario_fail(err, PARIO_ERR_BAD_FILE, "open: empty file name");
     pario_file *fh = NULL;
-    int rc = file_new(comm, path, amode, &fh, err);
+    io_name name;
+    int rc = io_name_resolve(path, "open", &name, err);
+    if (rc == PARIO_OK)
+        rc = file_new(comm, &name, amode, &fh, err);
     rc = io_agree(comm, rc, err);
     if (rc != PARIO_OK) {
         file_free(fh);
@@ -155,9 +161,9 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK) {
         node_layout(fh);
-        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks, fh->nnodes);
+        io_hints_defaults(&fh->hints, fh->driver->block_size(fh->path), fh->nranks, fh->nnodes);
         io_hints_resolve(&fh->hints, info);
-        rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, path, err), err);
+        rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, fh->path, err), err);
     }
     if (rc == PARIO_OK)
         rc = open_storage(fh, err);
@@ -214,7 +220,9 @@ int pario_file_delete(const char *path, MPI_Info info, pario_error *err) {
     pario_error_clear(err);
     if (!path || !*path)
         return pario_fail(err, PARIO_ERR_BAD_FILE, "delete: empty file name");
-    return io_driver_posix.remove(path, err);
+    io_name name;
+    int rc = io_name_resolve(path, "delete", &name, err);
+    return rc == PARIO_OK ? name.driver->remove(name.path, err) : rc;
 }
 
 const pario_error *pario_file_last_error(const pario_file *fh) {

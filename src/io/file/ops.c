@@ -101,21 +101,25 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  *   collective writes may be kept (io/coll/kept.c).
  * - When no view spreads its data too thinly (COLL_MAX_SPREAD), collective
  *   reads on one node are each rank's own, and so are collective writes
- *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK). */
+ *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK).
+ * - A view with overlapping blocks (read-only files) is read by its own
+ *   rank: two-phase finds a rank's data by file offset, which such a view
+ *   does not map to one stream position. */
 static int agree_views(pario_file *fh, pario_error *err) {
     const flat_type *ft = fh->view.flat;
     int holes = !fh->view.linear && !fh->view.empty; /* an empty view moves nothing */
     int coarse = holes && ft->size >= COLL_TINY_BLOCK * flat_blocks(ft);
     int64_t reach = ft->extent > ft->true_extent ? ft->extent : ft->true_extent;
     int sparse = holes && reach > COLL_MAX_SPREAD * ft->size;
-    int mine[5] = {holes && fh->hints.ds_write != IO_DISABLE, holes || !fh->io.regular, holes,
-                   coarse, sparse};
-    int any[5] = {1, 1, 0, 1, 1}; /* when in doubt, lock, keep nothing and aggregate */
-    int ok = MPI_Allreduce(mine, any, 5, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
+    int mine[6] = {holes && fh->hints.ds_write != IO_DISABLE, holes || !fh->io.regular, holes,
+                   coarse, sparse, fh->view.overlapping};
+    int any[6] = {1, 1, 0, 1, 1, 1}; /* when in doubt, lock, keep nothing and aggregate */
+    int ok = MPI_Allreduce(mine, any, 6, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
     fh->sieve_writers = any[0];
     fh->plain_views = !any[1];
     fh->tiny_holes = any[2] && !any[3];
     fh->dense_views = !any[4];
+    fh->overlapping_views = any[5];
     return ok ? PARIO_OK
               : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the views", fh->path);
 }
@@ -186,7 +190,8 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     }
     io_view made = {.etype = MPI_DATATYPE_NULL, .filetype = MPI_DATATYPE_NULL};
     if (rc == PARIO_OK)
-        rc = view_make(&made, fh->comm, disp, etype, filetype, datarep, fh->path, err);
+        rc = view_make(&made, fh->comm, disp, etype, filetype, datarep, fh->path,
+                       (fh->amode & MPI_MODE_RDONLY) != 0, err);
     rc = io_agree(fh->comm, rc, err); /* refused on one rank: no rank changes its view */
     if (rc != PARIO_OK) {
         view_free(&made);

@@ -55,6 +55,10 @@ struct flat_type {
     int depth;                    /* 1 for only leaves; 1 + max child depth otherwise */
     bool monotonic;               /* block offsets non-decreasing and non-overlapping
                                      in typemap order (required of file types) */
+    bool nondecreasing;           /* block starts never decrease in typemap order, though
+                                     blocks may overlap (allowed in views of files opened
+                                     read-only); repetitions of a child never overlap */
+    int64_t last_start;           /* offset of the last block's start (nondecreasing) */
     int refs;                     /* reference count; children are shared */
     int nnodes;
     flat_node *nodes;

@@ -195,11 +195,26 @@ static bool node_monotonic(const flat_node *n) {
     return n->count == 1 || n->stride >= span;
 }
 
+/* The node's blocks start in order: a leaf's repetitions never step back;
+ * a child's repetitions, whole, neither step back nor overlap. */
+static bool node_nondecreasing(const flat_node *n) {
+    if (n->child)
+        return node_monotonic(n);
+    return n->count == 1 || n->stride >= 0;
+}
+
+/* Where the node's last block starts; for a node with a child, where its
+ * data ends (the next node may not start before it). */
+static int64_t node_last_start(const flat_node *n, int64_t nhi) {
+    return n->child ? nhi : n->disp + (n->count - 1) * n->stride;
+}
+
 static void flat_compute_properties(flat_type *t) {
-    int64_t lo = INT64_MAX, hi = INT64_MIN, prev_end = INT64_MIN;
+    int64_t lo = INT64_MAX, hi = INT64_MIN, prev_end = INT64_MIN, prev_start = INT64_MIN;
     t->size = 0;
     t->depth = 1;
     t->monotonic = true;
+    t->nondecreasing = true;
     for (int i = 0; i < t->nnodes; i++) {
         const flat_node *n = &t->nodes[i];
         int64_t nlo, nhi;
@@ -208,13 +223,17 @@ static void flat_compute_properties(flat_type *t) {
         hi = max64(hi, nhi);
         if (!node_monotonic(n) || nlo < prev_end)
             t->monotonic = false;
+        if (!node_nondecreasing(n) || nlo < prev_start)
+            t->nondecreasing = false;
         prev_end = nhi;
+        prev_start = node_last_start(n, nhi);
         if (n->child && n->child->depth + 1 > t->depth)
             t->depth = n->child->depth + 1;
         t->before[i] = t->size;
         t->size += n->count * n->len;
     }
     t->before[t->nnodes] = t->size;
+    t->last_start = t->nnodes ? prev_start : 0;
     t->true_lb = t->nnodes ? lo : 0;
     t->true_extent = t->nnodes ? hi - lo : 0;
     t->lb = t->true_lb;

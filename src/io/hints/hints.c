@@ -196,6 +196,12 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->striping_unit = n;
     else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
         h->striping_factor = (int)n;
+    else
+        io_hints_set_romio(h, key, val);
+}
+
+void io_hints_set(io_hints *h, const char *key, const char *val) {
+    hints_set(h, key, val);
 }
 
 void io_hints_apply_info(io_hints *h, MPI_Info info) {
@@ -273,6 +279,7 @@ static void apply_hint_env(io_hints *h) {
 }
 
 void io_hints_resolve(io_hints *h, MPI_Info info) {
+    io_hints_apply_romio_file(h);
     const char *file = getenv("PARIO_HINTS");
     if (file && *file)
         apply_hints_file(h, file);
@@ -335,5 +342,6 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "striping_unit", v);
     snprintf(v, sizeof v, "%d", h->striping_factor);
     MPI_Info_set(*info, "striping_factor", v);
+    io_hints_romio_to_info(h, *info);
     return PARIO_OK;
 }

@@ -1,11 +1,13 @@
 /* Hints: the tuning values a file is opened with.
  *
  * Sources, later ones overriding earlier ones: built-in defaults, the file
- * named by $PARIO_HINTS (lines "key value", '#' starts a comment), the MPI_Info
- * passed by the program, and $PARIO_HINT_<key> variables (an operator's
- * override for programs that cannot be changed). Keys use ROMIO's names where
- * they mean the same thing. Unknown keys and malformed values are ignored, as
- * MPI requires of hints. */
+ * named by $ROMIO_HINTS (ROMIO's format: romio.c), the file named by
+ * $PARIO_HINTS (lines "key value", '#' starts a comment), the MPI_Info passed
+ * by the program, and $PARIO_HINT_<key> variables (an operator's override
+ * for programs that cannot be changed). Keys use ROMIO's names where they
+ * mean the same thing; ROMIO's hints pario does not act on are kept and
+ * reported. Unknown keys and malformed values are ignored, as MPI requires
+ * of hints. */
 #ifndef PARIO_IO_HINTS_H
 #define PARIO_IO_HINTS_H
 
@@ -16,6 +18,10 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
 
 /* Longest cb_config_list value kept. */
 #define IO_HINT_STR_MAX 256
+/* ROMIO hints accepted and reported but not acted on (romio.c), and the
+ * longest value kept of each. */
+#define IO_ROMIO_KEYS 14
+#define IO_ROMIO_VAL_MAX 64
 
 typedef struct io_hints {
     int64_t cb_buffer_size; /* bytes an aggregator holds at most */
@@ -39,6 +45,7 @@ typedef struct io_hints {
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
     int trace; /* the file is traced: rank 0 asked, agreed with the hints (io/trace) */
+    char romio[IO_ROMIO_KEYS][IO_ROMIO_VAL_MAX]; /* other ROMIO hints as given; "" unset */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
@@ -50,8 +57,25 @@ int io_hints_cb_count(const char *list, const char *host);
 
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
-/* Apply $PARIO_HINTS, then info (may be MPI_INFO_NULL), then $PARIO_HINT_*. */
+/* Apply the $ROMIO_HINTS file, the $PARIO_HINTS file, then info (may be
+ * MPI_INFO_NULL), then $PARIO_HINT_*. As in ROMIO (MPICH 4.0), the program's
+ * MPI_Info wins over the ROMIO_HINTS file. */
 void io_hints_resolve(io_hints *h, MPI_Info info);
+/* Set one hint by key, as from MPI_Info; unknown keys and bad values leave
+ * h unchanged. */
+void io_hints_set(io_hints *h, const char *key, const char *val);
+
+/* ---- ROMIO's conventions (romio.c) ---------------------------------------- */
+
+/* Apply the file $ROMIO_HINTS names, as ROMIO reads it: "key value" lines,
+ * a key given twice keeps its first value, lines of another shape and a
+ * missing file are ignored. */
+void io_hints_apply_romio_file(io_hints *h);
+/* Keeps key when it is one of the other ROMIO hints (romio_no_indep_rw,
+ * romio_cb_pfr, ...): returns 1, else 0. */
+int io_hints_set_romio(io_hints *h, const char *key, const char *val);
+/* Adds those hints to info: the value given, else ROMIO's default. */
+void io_hints_romio_to_info(const io_hints *h, MPI_Info info);
 /* Apply only info. */
 void io_hints_apply_info(io_hints *h, MPI_Info info);
 /* Apply info, then $PARIO_HINT_* again (set_info, set_view): the operator's

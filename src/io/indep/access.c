@@ -29,6 +29,7 @@ typedef struct window {
     int64_t nruns;
     int64_t n; /* file blocks in all runs */
     int64_t start, end, data;
+    bool overlap; /* some blocks overlap (views of read-only files): never covered */
 } window;
 
 /* How many whole blocks of run r, from its first, join window w without
@@ -46,7 +47,7 @@ static int64_t run_blocks_fitting(const window *w, const flat_run *r, int64_t av
         return 0;
     if (eof_room < 0)
         return 0;
-    if (k > 1) {
+    if (k > 1 && r->stride > 0) { /* stride 0: one block read again (read-only views) */
         int64_t by_span = span_room < 0 ? 1 : span_room / r->stride + 1;
         int64_t by_eof = eof_room / r->stride + 1;
         k = k < by_span ? k : by_span;
@@ -58,13 +59,20 @@ static int64_t run_blocks_fitting(const window *w, const flat_run *r, int64_t av
 /* Append k blocks of run r (k <= r->count, each whole, or one block of
  * len bytes when k is 1) to the window. */
 static void window_add(window *w, const flat_run *r, int64_t k, int64_t len, int64_t at) {
-    if (w->nruns == 0)
+    int64_t end = r->off + (k - 1) * r->stride + len;
+    if (w->nruns == 0) {
         w->start = r->off;
+        w->end = end;
+        w->overlap = false;
+    }
+    if ((w->nruns > 0 && r->off < w->end) || (k > 1 && r->stride < len))
+        w->overlap = true;
     w->r[w->nruns++] =
         (io_run){.off = r->off, .len = len, .stride = r->stride, .count = k, .at = at + w->data};
     w->n += k;
     w->data += k * len;
-    w->end = r->off + (k - 1) * r->stride + len;
+    if (end > w->end)
+        w->end = end;
 }
 
 /* Gather the file blocks of the next at most `avail` stream bytes that fit
@@ -279,7 +287,7 @@ static int window_write(xfer *x, char *data, int covered) {
 static int window_move(xfer *x, char *data) {
     pario_file *fh = x->fh;
     window *w = &x->w;
-    int covered = w->data == w->end - w->start;
+    int covered = !w->overlap && w->data == w->end - w->start;
     if (x->write)
         return window_write(x, data, covered);
     if (covered) {

@@ -52,20 +52,32 @@ static int view_datarep(const char *datarep, MPI_Datatype etype, MPI_Datatype fi
     return rc;
 }
 
+/* Blocks that overlap but never start before an earlier one, within an
+ * instance and from one instance to the next: readable in typemap order. */
+static bool overlap_readable(const flat_type *ft) {
+    return ft->nondecreasing && ft->last_start - ft->true_lb <= ft->extent;
+}
+
 /* The filetype's layout as a view: validated against the etype. A
  * filetype with no data (a darray or subarray for a rank that owns no
- * element) is valid: that rank's view is empty and moves no byte. */
-static int check_filetype(const flat_type *ft, int64_t esize, const char *path, pario_error *err) {
+ * element) is valid: that rank's view is empty and moves no byte. A file
+ * opened read-only may have overlapping blocks (MPI forbids them only where
+ * the file may be written, as ROMIO does). */
+static int check_filetype(const flat_type *ft, int64_t esize, const char *path, bool read_only,
+                          pario_error *err) {
     if (ft->size == 0)
         return PARIO_OK;
+    /* The standard names no class for the next two; ROMIO's (and OMPIO's) are
+     * MPI_ERR_ARG and MPI_ERR_IO. */
     if (ft->size % esize != 0)
-        return pario_fail(err, PARIO_ERR_TYPE,
+        return pario_fail(err, PARIO_ERR_ARG,
                           "set_view %s: filetype size %lld is not a multiple of the etype size "
                           "%lld",
                           path, (long long)ft->size, (long long)esize);
-    if (!ft->monotonic || ft->true_lb < 0)
-        return pario_fail(err, PARIO_ERR_TYPE,
-                          "set_view %s: filetype has negative or decreasing displacements", path);
+    if (ft->true_lb < 0 || !(ft->monotonic || (read_only && overlap_readable(ft))))
+        return pario_fail(err, PARIO_ERR_IO,
+                          "set_view %s: filetype has negative or decreasing displacements%s", path,
+                          read_only ? "" : ", or overlaps in a file opened for writing");
     if (ft->extent <= 0)
         return pario_fail(err, PARIO_ERR_TYPE, "set_view %s: filetype extent is not positive",
                           path);
@@ -76,11 +88,13 @@ static void view_set_shape(io_view *v) {
     const flat_type *ft = v->flat;
     v->empty = ft->size == 0;
     v->linear = !v->empty && flat_is_contiguous(ft) && ft->size == ft->extent;
+    v->overlapping = !v->empty && !ft->monotonic;
     v->linear_base = ft->true_lb;
 }
 
 int view_make(io_view *out, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
-              MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err) {
+              MPI_Datatype filetype, const char *datarep, const char *path, bool read_only,
+              pario_error *err) {
     int rc;
     *out = (io_view){.etype = MPI_DATATYPE_NULL, .filetype = MPI_DATATYPE_NULL};
     if (disp < 0)
@@ -108,7 +122,7 @@ int view_make(io_view *out, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
     if (rc != PARIO_OK)
         rc = pario_fail(err, rc, "set_view %s: cannot decode the filetype", path);
     else
-        rc = check_filetype(nv.flat, esize, path, err);
+        rc = check_filetype(nv.flat, esize, path, read_only, err);
     if (rc != PARIO_OK) {
         drop_type(&nv.filetype);
         drop_type(&nv.etype);
@@ -126,7 +140,7 @@ void view_install(io_view *v, io_view *made) {
 }
 
 int view_init_default(io_view *v, MPI_Comm comm, const char *path, pario_error *err) {
-    return view_make(v, comm, 0, MPI_BYTE, MPI_BYTE, "native", path, err);
+    return view_make(v, comm, 0, MPI_BYTE, MPI_BYTE, "native", path, false, err);
 }
 
 void view_free(io_view *v) {

@@ -18,6 +18,7 @@ typedef struct io_view {
     const flat_type *flat; /* the filetype, flattened (cached on filetype) */
     bool empty;            /* the filetype holds no data: nothing to read or write */
     bool linear;           /* data stream maps to [disp + base, ...) without gaps */
+    bool overlapping;      /* some blocks overlap (a file opened read-only) */
     int64_t linear_base;   /* byte of stream position 0 relative to disp, when linear */
     char datarep[MPI_MAX_DATAREP_STRING];
     const io_datarep *rep; /* NULL for "native" and "internal" */
@@ -33,9 +34,11 @@ int io_check_type(MPI_Comm comm, MPI_Datatype t, const char *op, const char *wha
 int view_init_default(io_view *v, MPI_Comm comm, const char *path, pario_error *err);
 /* Validate a view and make it in *out without installing it (on error
  * *out holds nothing to free), so that a collective set_view can agree
- * before any rank changes its view. */
+ * before any rank changes its view. With read_only (a file opened
+ * MPI_MODE_RDONLY) the filetype's blocks may overlap, as MPI allows. */
 int view_make(io_view *out, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
-              MPI_Datatype filetype, const char *datarep, const char *path, pario_error *err);
+              MPI_Datatype filetype, const char *datarep, const char *path, bool read_only,
+              pario_error *err);
 /* Replace v with a view view_make made (which is left empty). */
 void view_install(io_view *v, io_view *made);
 void view_free(io_view *v);
