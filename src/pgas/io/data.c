@@ -402,42 +402,36 @@ static int list_call(pario_pgas_file *fd, pio_call *c, size_t nm, const void *me
     return run_call(fd, c, rc, bytes);
 }
 
-int pario_pgas_fread_list_local(pario_pgas_file *fd, size_t memvec_entries,
-                                const pario_pgas_local_memvec *memvec, size_t filevec_entries,
-                                const pario_pgas_filevec *filevec, int sync,
-                                pario_pgas_off *bytes) {
+/* The entry of every list call. */
+static int list_entry(pario_pgas_file *fd, const char *what, int write, size_t nm,
+                      const void *memvec, int shared, size_t nf, const pario_pgas_filevec *fv,
+                      int sync, pario_pgas_off *bytes) {
     if (!fd)
         return PARIO_ERR_FILE;
-    pio_call c = {.what = "pario_pgas_fread_list_local", .sync = sync};
-    return list_call(fd, &c, memvec_entries, memvec, 0, filevec_entries, filevec, bytes);
+    pio_call c = {.what = what, .write = write, .sync = sync};
+    return list_call(fd, &c, nm, memvec, shared, nf, fv, bytes);
 }
 
-int pario_pgas_fwrite_list_local(pario_pgas_file *fd, size_t memvec_entries,
-                                 const pario_pgas_local_memvec *memvec, size_t filevec_entries,
-                                 const pario_pgas_filevec *filevec, int sync,
-                                 pario_pgas_off *bytes) {
-    if (!fd)
-        return PARIO_ERR_FILE;
-    pio_call c = {.what = "pario_pgas_fwrite_list_local", .write = 1, .sync = sync};
-    return list_call(fd, &c, memvec_entries, memvec, 0, filevec_entries, filevec, bytes);
+int pario_pgas_fread_list_local(pario_pgas_file *fd, size_t nm,
+                                const pario_pgas_local_memvec *memvec, size_t nf,
+                                const pario_pgas_filevec *fv, int sync, pario_pgas_off *bytes) {
+    return list_entry(fd, "pario_pgas_fread_list_local", 0, nm, memvec, 0, nf, fv, sync, bytes);
 }
 
-int pario_pgas_fread_list_shared(pario_pgas_file *fd, size_t memvec_entries,
-                                 const pario_pgas_shared_memvec *memvec, size_t filevec_entries,
-                                 const pario_pgas_filevec *filevec, int sync,
-                                 pario_pgas_off *bytes) {
-    if (!fd)
-        return PARIO_ERR_FILE;
-    pio_call c = {.what = "pario_pgas_fread_list_shared", .sync = sync};
-    return list_call(fd, &c, memvec_entries, memvec, 1, filevec_entries, filevec, bytes);
+int pario_pgas_fwrite_list_local(pario_pgas_file *fd, size_t nm,
+                                 const pario_pgas_local_memvec *memvec, size_t nf,
+                                 const pario_pgas_filevec *fv, int sync, pario_pgas_off *bytes) {
+    return list_entry(fd, "pario_pgas_fwrite_list_local", 1, nm, memvec, 0, nf, fv, sync, bytes);
 }
 
-int pario_pgas_fwrite_list_shared(pario_pgas_file *fd, size_t memvec_entries,
-                                  const pario_pgas_shared_memvec *memvec, size_t filevec_entries,
-                                  const pario_pgas_filevec *filevec, int sync,
-                                  pario_pgas_off *bytes) {
-    if (!fd)
-        return PARIO_ERR_FILE;
-    pio_call c = {.what = "pario_pgas_fwrite_list_shared", .write = 1, .sync = sync};
-    return list_call(fd, &c, memvec_entries, memvec, 1, filevec_entries, filevec, bytes);
+int pario_pgas_fread_list_shared(pario_pgas_file *fd, size_t nm,
+                                 const pario_pgas_shared_memvec *memvec, size_t nf,
+                                 const pario_pgas_filevec *fv, int sync, pario_pgas_off *bytes) {
+    return list_entry(fd, "pario_pgas_fread_list_shared", 0, nm, memvec, 1, nf, fv, sync, bytes);
+}
+
+int pario_pgas_fwrite_list_shared(pario_pgas_file *fd, size_t nm,
+                                  const pario_pgas_shared_memvec *memvec, size_t nf,
+                                  const pario_pgas_filevec *fv, int sync, pario_pgas_off *bytes) {
+    return list_entry(fd, "pario_pgas_fwrite_list_shared", 1, nm, memvec, 1, nf, fv, sync, bytes);
 }
