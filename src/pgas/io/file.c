@@ -26,18 +26,27 @@ int pio_io_failed(pario_pgas_file *fd, int rc) {
     return rc;
 }
 
+/* Order-preserving map between unsigned and signed 64-bit values: the
+ * reduction is a signed MIN (unsigned MIN is not reliable across MPIs). */
+static int64_t as_signed(uint64_t v) {
+    return (int64_t)(v ^ ((uint64_t)1 << 63));
+}
+static uint64_t as_unsigned(int64_t v) {
+    return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+
 int pio_agree(pario_pgas_file *fd, int rc, uint64_t *min_values, int n) {
-    uint64_t in[PIO_AGREE_MAX + 1], out[PIO_AGREE_MAX + 1];
+    int64_t in[PIO_AGREE_MAX + 1], out[PIO_AGREE_MAX + 1];
     if (n > PIO_AGREE_MAX)
         return pio_fail(fd, PARIO_ERR_INTERN, "pgas io: %d values to agree on", n);
-    in[0] = rc != PARIO_OK ? (uint64_t)fd->rank : UINT64_MAX;
+    in[0] = rc != PARIO_OK ? fd->rank : INT64_MAX;
     for (int i = 0; i < n; i++)
-        in[i + 1] = min_values[i];
-    if (MPI_Allreduce(in, out, n + 1, MPI_UINT64_T, MPI_MIN, fd->comm) != MPI_SUCCESS)
+        in[i + 1] = as_signed(min_values[i]);
+    if (MPI_Allreduce(in, out, n + 1, MPI_INT64_T, MPI_MIN, fd->comm) != MPI_SUCCESS)
         return pio_fail(fd, PARIO_ERR_COMM, "pgas io %s: the agreement failed", fd->name);
     for (int i = 0; i < n; i++)
-        min_values[i] = out[i + 1];
-    if (out[0] == UINT64_MAX)
+        min_values[i] = as_unsigned(out[i + 1]);
+    if (out[0] == INT64_MAX)
         return PARIO_OK;
     /* The lowest failing rank's code and message, to every rank. */
     pario_error shared = fd->last;
