@@ -91,7 +91,8 @@ static int by_file_offset(const void *a, const void *b) {
 
 /* First fit: a part goes to the first round whose last part ends before it. */
 static int assign_rounds(pio_job *job, uint64_t **ends, size_t *nends) {
-    qsort(job->parts, job->nparts, sizeof *job->parts, by_file_offset);
+    if (job->nparts > 1)
+        qsort(job->parts, job->nparts, sizeof *job->parts, by_file_offset);
     size_t cap = 0;
     *nends = 0;
     for (size_t i = 0; i < job->nparts; i++) {
