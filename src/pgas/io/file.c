@@ -306,7 +306,10 @@ int pario_pgas_fopen(pario_pgas *ctx, const char *fname, int flags, size_t numhi
         rc = pio_fail(fd, PARIO_ERR_NO_MEM, "pario_pgas_fopen %s: cannot pass the hints", fd->name);
     rc = pio_agree_same(fd, rc, &same, 1, "pario_pgas_fopen");
     if (rc == PARIO_OK) {
-        rc = pario_file_open(fd->comm, fname, io_amode(flags), info, &fd->fh, &fd->last);
+        /* On the context's communicator, not this file's duplicate: the io layer
+         * parks its buffers of collective writes on the program's communicator
+         * for the next file, so they are made (and first touched) once. */
+        rc = pario_file_open(ctx->comm, fname, io_amode(flags), info, &fd->fh, &fd->last);
         if (rc == PARIO_OK)
             rc = open_finish(fd);
     }

@@ -131,23 +131,28 @@ static int list_add(type_list *l, uint64_t len, uint64_t disp, MPI_Datatype type
 }
 
 /* The whole blocks of a part as one type: a vector of bytes. */
-static int body_type(const pio_part *p, MPI_Datatype *t) {
-    if (p->body_count > INT_MAX || p->body_block > INT_MAX)
+/* count whole blocks of a part as one type: a vector of bytes. */
+static int body_type(const pio_part *p, uint64_t count, MPI_Datatype *t) {
+    if (count > INT_MAX || p->body_block > INT_MAX)
         return PARIO_ERR_ARG;
-    return MPI_Type_create_hvector((int)p->body_count, (int)p->body_block, (MPI_Aint)p->body_stride,
+    return MPI_Type_create_hvector((int)count, (int)p->body_block, (MPI_Aint)p->body_stride,
                                    MPI_BYTE, t) == MPI_SUCCESS
                ? PARIO_OK
                : PARIO_ERR_TYPE;
 }
 
+/* A first block that is whole joins the vector: most parts are then one
+ * vector (or one run), which the io layer walks fastest. */
 static int add_file_pieces(type_list *l, const pio_part *p, MPI_Datatype *body) {
     int rc = PARIO_OK;
-    if (p->head_len)
+    int joined = p->body_count && p->head_len == p->body_block &&
+                 p->head_off + p->body_stride == p->body_off;
+    if (p->head_len && !joined)
         rc = list_add(l, p->head_len, p->head_off, MPI_BYTE);
     if (rc == PARIO_OK && p->body_count) {
-        rc = body_type(p, body);
+        rc = body_type(p, p->body_count + (uint64_t)joined, body);
         if (rc == PARIO_OK)
-            rc = list_add(l, 1, p->body_off, *body);
+            rc = list_add(l, 1, joined ? p->head_off : p->body_off, *body);
     }
     if (rc == PARIO_OK && p->tail_len)
         rc = list_add(l, p->tail_len, p->tail_off, MPI_BYTE);
