@@ -86,16 +86,24 @@ static void shared_errors(pario_pgas *ctx) {
     PT_EQ(pario_pgas_fseek(fd, 0, PARIO_PGAS_SEEK_SET, NULL), PARIO_OK);
     pio_test_fill_owned(ctx, &a, 8); /* what a refused write would put there */
 
-    pario_pgas_ptr null_ptr = {0};
+    pario_pgas_ptr null_ptr = {0}, made_up = a.base;
+    made_up.addr = 8; /* below every heap */
     int rc = pario_pgas_fwrite_shared(fd, last_rank(ctx) ? null_ptr : a.base, 3, es, n, 0, &moved);
-    expect(fd, rc, PARIO_ERR_ARG, "first byte of the shared buffer");
+    expect(fd, rc, PARIO_ERR_ARG, "not a pointer of this context");
     PT_EQ(moved, -1);
+    rc = pario_pgas_fwrite_shared(fd, last_rank(ctx) ? made_up : a.base, 3, es, n, 0, &moved);
+    expect(fd, rc, PARIO_ERR_ARG, "first byte of the shared buffer");
     if (pario_pgas_threads(ctx) > 1) { /* one rank always agrees with itself */
         rc = pario_pgas_fwrite_shared(fd, a.base, 3, es, last_rank(ctx) ? n - 1 : n, 0, NULL);
         expect(fd, rc, PARIO_ERR_NOT_SAME, "differs between ranks");
     }
     rc = pario_pgas_fwrite_shared(fd, a.base, 3, es, n, last_rank(ctx) ? 0x40 : 0, NULL);
     expect(fd, rc, PARIO_ERR_ARG, "synchronisation flags");
+    if (pario_pgas_threads(ctx) > 1) { /* valid flags, but the barriers would differ */
+        rc = pario_pgas_fwrite_shared(fd, a.base, 3, es, n,
+                                      last_rank(ctx) ? PARIO_PGAS_IN_NOSYNC : 0, NULL);
+        expect(fd, rc, PARIO_ERR_NOT_SAME, "argument 1 differs");
+    }
     rc = pario_pgas_fwrite_shared(fd, a.base, 3, es, last_rank(ctx) ? SIZE_MAX / 2 : n, 0, NULL);
     expect(fd, rc, PARIO_ERR_COUNT_ARG, "too many");
     /* A buffer that runs past the array's heap on the last rank. */

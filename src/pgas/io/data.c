@@ -12,10 +12,10 @@ typedef struct pio_call {
     const char *what;
     int write;
     int sync;
-    int use_pointer;  /* reads or writes at the pointer and advances it */
-    int exchange;     /* patterns go to every rank (other ranks own the memory) */
-    uint64_t same[4]; /* arguments every rank passes alike (common pointer) */
-    int nsame;
+    int use_pointer;   /* reads or writes at the pointer and advances it */
+    int exchange;      /* patterns go to every rank (other ranks own the memory) */
+    uint64_t same[4];  /* arguments every rank passes alike (common pointer) */
+    int nsame;         /* the sync flags are always compared: they decide the barriers */
     pio_pattern *pats; /* this rank's shared requests */
     size_t npats;
     pario_pgas_filevec *own; /* this rank's file entries: the result of a read */
@@ -160,7 +160,9 @@ static int run_call(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *by
     int nrounds = 0;
     pario_pgas_off result = 0;
     MPI_Count moved = 0;
-    rc = c->nsame ? pio_agree_same(fd, rc, c->same, c->nsame, c->what) : pio_agree(fd, rc, NULL, 0);
+    uint64_t same[5] = {(uint64_t)(unsigned)c->sync};
+    memcpy(same + 1, c->same, (size_t)c->nsame * sizeof *same);
+    rc = pio_agree_same(fd, rc, same, 1 + c->nsame, c->what);
     if (rc == PARIO_OK && !(c->sync & PARIO_PGAS_IN_NOSYNC))
         rc = pio_barrier(fd);
     else if (rc == PARIO_OK)
@@ -234,6 +236,9 @@ static int shared_call(pario_pgas_file *fd, pio_call *c, pario_pgas_ptr buffer, 
                       "%s %s: %zu elements of %zu bytes in blocks of %zu is too many", c->what,
                       fd->name, nmemb, size, blocksize);
     pio_pattern pat = pio_pattern_of(buffer, block, len, (uint64_t)fd->pos);
+    if (rc == PARIO_OK && len && buffer.nranks != (uint32_t)fd->nranks)
+        rc = pio_fail(fd, PARIO_ERR_ARG, "%s %s: the buffer is not a pointer of this context",
+                      c->what, fd->name);
     if (rc == PARIO_OK)
         rc = pio_check_pattern(fd, &pat, c->what);
     if (rc == PARIO_OK && (own_entry(c, fd->pos, len) != PARIO_OK || add_pattern(c, &pat)))
@@ -374,6 +379,10 @@ static int check_memvec(pario_pgas_file *fd, pio_call *c, size_t n, const void *
         if (len && shared) {
             const pario_pgas_shared_memvec *s = &((const pario_pgas_shared_memvec *)memvec)[i];
             pio_pattern p = pio_pattern_of(s->baseaddr, s->blocksize, len, 0);
+            if (s->baseaddr.nranks != (uint32_t)fd->nranks)
+                return pio_fail(fd, PARIO_ERR_ARG,
+                                "%s %s: memory entry %zu is not a pointer of this context", c->what,
+                                fd->name, i);
             int rc = pio_check_pattern(fd, &p, c->what);
             if (rc != PARIO_OK)
                 return rc;
