@@ -51,8 +51,9 @@
  * io layer's atomic mode (each access is atomic with respect to the others).
  *
  * ---- Synchronisation flags -----------------------------------------------------
- * IN_ALLSYNC and IN_MYSYNC start the call with a pgas barrier (every shared
- * access before the call is complete); IN_NOSYNC does not. The OUT_ flags end
+ * The same on every rank (else PARIO_ERR_NOT_SAME). IN_ALLSYNC and IN_MYSYNC
+ * start the call with a pgas barrier (every shared access before the call is
+ * complete); IN_NOSYNC does not. The OUT_ flags end
  * it the same way. Without OUT_ALLSYNC/MYSYNC a shared buffer read into is
  * complete on its owners when they return; other ranks see it after the next
  * barrier.
