@@ -64,6 +64,11 @@ SCENARIOS = {
                         "over, then waited for (nonblocking): does the I/O progress while "
                         "the program computes",
                         "bytes per rank (default 64m)", "4m", default_ranks=2),
+    "upcio": Scenario("io_upcio",
+                      "checkpoint/restart of a shared array of doubles with block factor 1, "
+                      "128 and [*]: UPC-IO (pgas io) vs master/worker, pwrite per block and an "
+                      "MPI-IO darray view (seeds 000, 001, 003)",
+                      "bytes of the whole array (default 64m)", "8m"),
 }
 
 
