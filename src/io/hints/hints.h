@@ -38,6 +38,13 @@ typedef struct io_hints {
     int64_t read_call_bytes;     /* pario_read_call_bytes: the same for a read call */
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
+    io_switch cache;             /* pario_cache: the global page cache (io/cache);
+                                    automatic: off until measured to pay */
+    int64_t cache_page_size;     /* pario_cache_page_size: bytes of one cache page */
+    int64_t cache_pages;         /* pario_cache_pages: pages each process holds */
+    io_switch read_once;         /* pario_read_once: a read-only file is read once per
+                                    node into shared memory (io/cache/once.c) */
+    int64_t read_once_max;       /* pario_read_once_max: larger files are read as usual */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
