@@ -1,9 +1,12 @@
 /* The global cache: one copy of each file page, held by its owner (page k on
  * process k mod P) in an MPI window and reached by passive-target RMA. See
  * cache.h for what it promises. */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
+#include "common/node.h"
 #include "io/cache/cache.h"
 
 /* What a slot holds: page -1 when empty; valid counts the page's bytes that
@@ -12,15 +15,14 @@
 typedef struct cache_slot {
     int64_t page, dirty, valid;
 } cache_slot;
-#define SLOT_WORDS 3
 
 /* The start of every process's window. size is the file's size as the cache
  * sees it (used on process 0 only); failure the first write-back of one of
  * this owner's pages that failed while another process took its slot, for
  * the owner's next sync or close to report. */
 typedef struct cache_head {
-    int64_t size;
-    int64_t unused;
+    _Atomic int64_t size;
+    _Atomic int lock; /* on one node: the owner's lock (held: 1) */
     pario_error failure;
 } cache_head;
 
@@ -31,7 +33,11 @@ typedef struct cache_head {
 typedef struct cache_layer {
     MPI_Comm comm; /* a duplicate of the file's: the cache's own barriers */
     MPI_Win win;
-    char *base; /* this process's window */
+    char *base;   /* this process's window */
+    char **peers; /* on one node: every process's window in this address space (a
+                     shared-memory window), reached with plain loads and stores
+                     under the owner's lock in its head, which needs no MPI
+                     progress anywhere; NULL: MPI RMA under MPI's locks */
     int rank, nranks;
     int64_t page_size, npages;
     MPI_Aint data_at; /* byte where the pages start in every window */
@@ -51,6 +57,49 @@ static cache_layer *layer_of(io_handle *h) {
     return (cache_layer *)h->layer;
 }
 
+/* ---- reaching an owner's window: plain memory on one node, else RMA ---- */
+
+static int owner_lock(cache_layer *c, int owner) {
+    if (!c->peers)
+        return MPI_Win_lock(MPI_LOCK_EXCLUSIVE, owner, 0, c->win) == MPI_SUCCESS;
+    _Atomic int *lock = &((cache_head *)c->peers[owner])->lock;
+    int free_ = 0;
+    while (!atomic_compare_exchange_weak_explicit(lock, &free_, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        free_ = 0;
+        sched_yield(); /* the holder may be waiting for this processor */
+    }
+    return 1;
+}
+
+static int owner_unlock(cache_layer *c, int owner) {
+    if (!c->peers)
+        return MPI_Win_unlock(owner, c->win) == MPI_SUCCESS;
+    atomic_store_explicit(&((cache_head *)c->peers[owner])->lock, 0, memory_order_release);
+    return 1;
+}
+
+/* Between owner_lock and owner_unlock: bytes from or to the owner's window.
+ * RMA completes at owner_flush (or the unlock); plain copies at once. */
+static void owner_get(cache_layer *c, void *to, int owner, MPI_Aint at, int64_t len) {
+    if (c->peers)
+        memcpy(to, c->peers[owner] + at, (size_t)len);
+    else
+        MPI_Get(to, (int)len, MPI_BYTE, owner, at, (int)len, MPI_BYTE, c->win);
+}
+
+static void owner_put(cache_layer *c, const void *from, int owner, MPI_Aint at, int64_t len) {
+    if (c->peers)
+        memcpy(c->peers[owner] + at, from, (size_t)len);
+    else
+        MPI_Put(from, (int)len, MPI_BYTE, owner, at, (int)len, MPI_BYTE, c->win);
+}
+
+static void owner_flush(cache_layer *c, int owner) {
+    if (!c->peers)
+        MPI_Win_flush(owner, c->win);
+}
+
 static int mpi_failed(pario_error *err, const char *path, const char *what) {
     return pario_fail(err, PARIO_ERR_COMM, "cache %s: %s failed", path, what);
 }
@@ -63,12 +112,25 @@ static cache_slot *own_slots(cache_layer *c) {
 
 static int size_fetch(cache_layer *c, int64_t *size) {
     int64_t none = 0;
+    if (c->peers) {
+        *size = atomic_load(&((cache_head *)c->peers[0])->size);
+        return 1;
+    }
     int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
     ok = ok && MPI_Fetch_and_op(&none, size, MPI_INT64_T, 0, 0, MPI_NO_OP, c->win) == MPI_SUCCESS;
     return MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok;
 }
 
 static int size_update(cache_layer *c, int64_t size, MPI_Op op) {
+    if (c->peers) {
+        _Atomic int64_t *word = &((cache_head *)c->peers[0])->size;
+        int64_t now = atomic_load(word);
+        if (op == MPI_REPLACE)
+            atomic_store(word, size);
+        while (op == MPI_MAX && now < size && !atomic_compare_exchange_weak(word, &now, size))
+            ;
+        return 1;
+    }
     int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
     ok = ok &&
          MPI_Accumulate(&size, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, op, c->win) == MPI_SUCCESS;
@@ -93,10 +155,10 @@ static page_access page_locate(const cache_layer *c, int64_t off, int64_t len, c
 static void failure_record(cache_layer *c, int owner, const pario_error *e) {
     int code = 0;
     MPI_Aint at = (MPI_Aint)offsetof(cache_head, failure);
-    MPI_Get(&code, 1, MPI_INT, owner, at, 1, MPI_INT, c->win);
-    MPI_Win_flush(owner, c->win);
+    owner_get(c, &code, owner, at, sizeof code);
+    owner_flush(c, owner);
     if (code == PARIO_OK)
-        MPI_Put(e, (int)sizeof *e, MPI_BYTE, owner, at, (int)sizeof *e, MPI_BYTE, c->win);
+        owner_put(c, e, owner, at, sizeof *e);
 }
 
 /* Write the slot's page back to storage; on failure the page stays in its
@@ -104,9 +166,8 @@ static void failure_record(cache_layer *c, int owner, const pario_error *e) {
 static int slot_write_back(io_handle *h, const page_access *a, cache_slot *s, pario_error *err) {
     cache_layer *c = layer_of(h);
     pario_error e;
-    MPI_Get(c->bounce, (int)s->valid, MPI_BYTE, a->owner, a->data_disp, (int)s->valid, MPI_BYTE,
-            c->win);
-    MPI_Win_flush(a->owner, c->win);
+    owner_get(c, c->bounce, a->owner, a->data_disp, s->valid);
+    owner_flush(c, a->owner);
     int rc = h->below->pwrite(h, c->bounce, s->valid, s->page * c->page_size, &e);
     if (rc != PARIO_OK) {
         pario_fail(&e, rc,
@@ -153,8 +214,7 @@ static int slot_fill(io_handle *h, page_access *a, cache_slot *s, int *bypass, p
         memcpy(a->buf, c->bounce + a->at, (size_t)a->len);
         a->len = -a->len; /* done */
     }
-    MPI_Put(c->bounce, (int)c->page_size, MPI_BYTE, a->owner, a->data_disp, (int)c->page_size,
-            MPI_BYTE, c->win);
+    owner_put(c, c->bounce, a->owner, a->data_disp, c->page_size);
     return PARIO_OK;
 }
 
@@ -162,14 +222,12 @@ static int slot_fill(io_handle *h, page_access *a, cache_slot *s, int *bypass, p
  * already did) and update the slot's state. */
 static void slot_transfer(cache_layer *c, page_access *a, cache_slot *s) {
     if (a->write > 0) {
-        MPI_Put(a->buf, (int)a->len, MPI_BYTE, a->owner, a->data_disp + a->at, (int)a->len,
-                MPI_BYTE, c->win);
+        owner_put(c, a->buf, a->owner, a->data_disp + a->at, a->len);
         s->dirty = 1;
         if (a->at + a->len > s->valid)
             s->valid = a->at + a->len;
     } else if (!a->write && a->len > 0) {
-        MPI_Get(a->buf, (int)a->len, MPI_BYTE, a->owner, a->data_disp + a->at, (int)a->len,
-                MPI_BYTE, c->win);
+        owner_get(c, a->buf, a->owner, a->data_disp + a->at, a->len);
     }
 }
 
@@ -187,18 +245,18 @@ static int page_access_run(io_handle *h, page_access *a, pario_error *err) {
     cache_layer *c = layer_of(h);
     cache_slot s;
     int bypass = 0, rc = PARIO_OK;
-    if (MPI_Win_lock(MPI_LOCK_EXCLUSIVE, a->owner, 0, c->win) != MPI_SUCCESS)
+    if (!owner_lock(c, a->owner))
         return mpi_failed(err, h->path, "locking a page's owner");
-    MPI_Get(&s, SLOT_WORDS, MPI_INT64_T, a->owner, a->slot_disp, SLOT_WORDS, MPI_INT64_T, c->win);
-    MPI_Win_flush(a->owner, c->win);
+    owner_get(c, &s, a->owner, a->slot_disp, sizeof s);
+    owner_flush(c, a->owner);
     if (s.page != a->page)
         rc = slot_fill(h, a, &s, &bypass, err);
     if (rc == PARIO_OK && bypass)
         rc = storage_access(h, a, err);
     else if (rc == PARIO_OK)
         slot_transfer(c, a, &s);
-    MPI_Put(&s, SLOT_WORDS, MPI_INT64_T, a->owner, a->slot_disp, SLOT_WORDS, MPI_INT64_T, c->win);
-    if (MPI_Win_unlock(a->owner, c->win) != MPI_SUCCESS && rc == PARIO_OK)
+    owner_put(c, &s, a->owner, a->slot_disp, sizeof s);
+    if (!owner_unlock(c, a->owner) && rc == PARIO_OK)
         rc = mpi_failed(err, h->path, "unlocking a page's owner");
     return rc;
 }
@@ -266,7 +324,7 @@ static int cache_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
  * one of them by another process since the last time. */
 static int write_back_own(io_handle *h, pario_error *err) {
     cache_layer *c = layer_of(h);
-    if (MPI_Win_lock(MPI_LOCK_EXCLUSIVE, c->rank, 0, c->win) != MPI_SUCCESS)
+    if (!owner_lock(c, c->rank))
         return mpi_failed(err, h->path, "locking the own pages");
     cache_slot *slots = own_slots(c);
     cache_head *head = (cache_head *)c->base;
@@ -292,7 +350,7 @@ static int write_back_own(io_handle *h, pario_error *err) {
         }
         pario_error_clear(&head->failure);
     }
-    MPI_Win_unlock(c->rank, c->win);
+    owner_unlock(c, c->rank);
     return rc;
 }
 
@@ -310,6 +368,7 @@ static void layer_free(cache_layer *c) {
         MPI_Win_free(&c->win);
     if (c->comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->comm);
+    free(c->peers);
     free(c->bounce);
     free(c);
 }
@@ -335,11 +394,12 @@ static int cache_get_size(io_handle *h, int64_t *size, pario_error *err) {
 /* Every dirty page of every owner to storage, and every slot emptied. */
 static int write_back_owner(io_handle *h, int owner, cache_slot *slots, pario_error *err) {
     cache_layer *c = layer_of(h);
-    int n = (int)(c->npages * SLOT_WORDS), rc = PARIO_OK;
+    int64_t n = c->npages * (int64_t)sizeof *slots;
+    int rc = PARIO_OK;
     MPI_Aint at = (MPI_Aint)sizeof(cache_head);
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, owner, 0, c->win);
-    MPI_Get(slots, n, MPI_INT64_T, owner, at, n, MPI_INT64_T, c->win);
-    MPI_Win_flush(owner, c->win);
+    owner_lock(c, owner);
+    owner_get(c, slots, owner, at, n);
+    owner_flush(c, owner);
     for (int64_t i = 0; i < c->npages && rc == PARIO_OK; i++) {
         page_access a = {.owner = owner, .data_disp = c->data_at + (MPI_Aint)(i * c->page_size)};
         if (slots[i].page >= 0 && slots[i].dirty)
@@ -347,8 +407,8 @@ static int write_back_owner(io_handle *h, int owner, cache_slot *slots, pario_er
         if (rc == PARIO_OK)
             slots[i].page = -1;
     }
-    MPI_Put(slots, n, MPI_INT64_T, owner, at, n, MPI_INT64_T, c->win);
-    MPI_Win_unlock(owner, c->win);
+    owner_put(c, slots, owner, at, n);
+    owner_unlock(c, owner);
     return rc;
 }
 
@@ -412,6 +472,36 @@ const io_driver io_driver_cache = {
 
 /* ---- set-up ---- */
 
+/* Whether every process of comm is on one node (common/node.h: with
+ * PARIO_NODE_SIZE a machine stands for several, and the path between nodes
+ * is taken). The same answer on every process. */
+static int one_node(MPI_Comm comm) {
+    MPI_Comm node;
+    int size = 0, all = 0;
+    if (pario_node_comm(comm, &node) != MPI_SUCCESS)
+        return 0;
+    MPI_Comm_size(node, &size);
+    MPI_Comm_size(comm, &all);
+    MPI_Comm_free(&node);
+    int mine = size == all, every = 0;
+    MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_LAND, comm);
+    return every;
+}
+
+/* On one node: where every process's window is in this address space. */
+static int peers_find(cache_layer *c) {
+    c->peers = calloc((size_t)c->nranks, sizeof *c->peers);
+    if (!c->peers)
+        return 0;
+    for (int r = 0; r < c->nranks; r++) {
+        MPI_Aint bytes = 0;
+        int unit = 0;
+        if (MPI_Win_shared_query(c->win, r, &bytes, &unit, &c->peers[r]) != MPI_SUCCESS)
+            return 0;
+    }
+    return 1;
+}
+
 static int window_make(cache_layer *c) {
     MPI_Aint head = (MPI_Aint)(sizeof(cache_head) + c->npages * sizeof(cache_slot));
     c->data_at = (head + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
@@ -419,14 +509,16 @@ static int window_make(cache_layer *c) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_size", "true");
-    int ok = MPI_Win_allocate(bytes, 1, info, c->comm, &c->base, &c->win) == MPI_SUCCESS;
+    int shared = one_node(c->comm);
+    int ok = (shared ? MPI_Win_allocate_shared(bytes, 1, info, c->comm, &c->base, &c->win)
+                     : MPI_Win_allocate(bytes, 1, info, c->comm, &c->base, &c->win)) == MPI_SUCCESS;
     MPI_Info_free(&info);
     if (!ok) {
         c->win = MPI_WIN_NULL;
         return 0;
     }
     MPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN);
-    return 1;
+    return !shared || peers_find(c);
 }
 
 /* Empty slots, and on process 0 the file's size, before anyone looks. */
@@ -436,7 +528,8 @@ static int window_init(cache_layer *c, io_handle *h, pario_error *err) {
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, c->rank, 0, c->win);
     cache_head *head = (cache_head *)c->base;
     memset(head, 0, sizeof *head);
-    head->size = size;
+    atomic_init(&head->size, size);
+    atomic_init(&head->lock, 0);
     for (int64_t i = 0; i < c->npages; i++)
         own_slots(c)[i] = (cache_slot){-1, 0, 0};
     MPI_Win_unlock(c->rank, c->win);
