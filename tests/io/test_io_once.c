@@ -57,6 +57,33 @@ static void read_nonblocking(pario_file *fh) {
     PT_CHECK(memcmp(got, want + SIZE - 500, 500) == 0);
 }
 
+/* The last rank reads first on its node now: every piece fails to load
+ * (its storage reads all fail), and every reader of its node gets the
+ * failure, naming the file; the other nodes read as before. */
+static void load_fails(const char *path, MPI_Comm node) {
+    const char *kv[] = {"pario_read_once", "enable", NULL};
+    pario_file *fh = iot_open(path, MPI_MODE_RDONLY, kv);
+    if (!fh)
+        return;
+    int last_node = 0, flag = rank == nranks - 1;
+    MPI_Allreduce(&flag, &last_node, 1, MPI_INT, MPI_MAX, node);
+    MPI_Count n = 0;
+    if (rank == nranks - 1)
+        PT_EQ(pario_file_read_at(fh, 0, got, SIZE, MPI_BYTE, &n), PARIO_ERR_IO);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != nranks - 1) {
+        int rc = pario_file_read_at(fh, 0, got, SIZE, MPI_BYTE, &n);
+        PT_EQ(rc, last_node ? PARIO_ERR_IO : PARIO_OK);
+    }
+    if (last_node) {
+        const char *msg = pario_file_last_error(fh)->msg;
+        PT_CHECK(strstr(msg, path) != NULL);
+        PT_CHECK(strstr(msg, "the node's one read of the file failed") != NULL);
+    }
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     char fault[64];
     MPI_Init(&argc, &argv);
@@ -89,6 +116,7 @@ int main(int argc, char **argv) {
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }
+    load_fails(path, node);
     MPI_Comm_free(&node);
     return ptest_finish();
 }

@@ -45,6 +45,13 @@ int io_cache_finalize(io_handle *h, pario_error *err);
 int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err);
 int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err);
 extern const io_driver io_driver_cache;
+/* What both layers pass straight to the driver below them (below.c). A layer
+ * is put over a file already open, so its open only refuses. */
+int io_below_open(io_handle *h, const char *path, int flags, pario_error *err);
+int io_below_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err);
+int io_below_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err);
+int io_below_remove(const char *path, pario_error *err);
+int64_t io_below_block_size(const char *path);
 extern const io_driver io_driver_once;
 
 #endif

@@ -278,12 +278,6 @@ static int cache_range(io_handle *h, char *buf, int64_t len, int64_t off, int wr
 
 /* ---- the driver ---- */
 
-static int cache_open(io_handle *h, const char *path, int flags, pario_error *err) {
-    (void)h;
-    (void)flags;
-    return pario_fail(err, PARIO_ERR_INTERN, "open %s: the cache is put over an open file", path);
-}
-
 static int cache_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_t *done,
                        pario_error *err) {
     int64_t size = 0;
@@ -437,25 +431,9 @@ static int cache_preallocate(io_handle *h, int64_t size, pario_error *err) {
     return rc;
 }
 
-static int cache_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
-    return h->below->lock(h, off, len, write, err);
-}
-
-static int cache_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
-    return h->below->unlock(h, off, len, err);
-}
-
-static int cache_remove(const char *path, pario_error *err) {
-    return io_driver_posix.remove(path, err);
-}
-
-static int64_t cache_block_size(const char *path) {
-    return io_driver_posix.block_size(path);
-}
-
 const io_driver io_driver_cache = {
     .name = "cache",
-    .open = cache_open,
+    .open = io_below_open,
     .close = cache_close,
     .pread = cache_pread,
     .pwrite = cache_pwrite,
@@ -464,10 +442,10 @@ const io_driver io_driver_cache = {
     .get_size = cache_get_size,
     .set_size = cache_set_size,
     .preallocate = cache_preallocate,
-    .lock = cache_lock,
-    .unlock = cache_unlock,
-    .remove = cache_remove,
-    .block_size = cache_block_size,
+    .lock = io_below_lock,
+    .unlock = io_below_unlock,
+    .remove = io_below_remove,
+    .block_size = io_below_block_size,
 };
 
 /* ---- set-up ---- */

@@ -1,5 +1,5 @@
 /* Reading once per node: a read-only file that many processes of a node
- * read whole is read from storage once, by the first of them to read, into a
+ * read whole is read from storage once, by those of them reading, into a
  * shared-memory window of the node (MPI_Win_allocate_shared over the node's
  * processes, common/node.h); every read on the node is then a copy from it.
  * The copy is loaded on first use, not at open, so a file opened and not
@@ -13,17 +13,24 @@
 #include "common/node.h"
 #include "io/cache/cache.h"
 
-enum { ONCE_EMPTY, ONCE_LOADING, ONCE_LOADED, ONCE_FAILED };
-
-/* Bytes read from storage per call while loading: large calls, bounded. */
-#define ONCE_READ_CHUNK ((int64_t)16 << 20)
+/* The file is loaded in pieces of this many bytes, claimed one at a time by
+ * whichever processes of the node are reading meanwhile: each byte is still
+ * read once per node, in as many parallel streams as the node has readers.
+ * On the GlusterFS test bed one stream read about 8 MiB/s (every request a
+ * round trip), so a node's copy loaded by one process alone took longer
+ * than every process reading the whole file itself. */
+#define ONCE_PIECE ((int64_t)1 << 20)
 /* Where the file's bytes start in the node's window: past the head. */
 #define ONCE_DATA_AT 1024
 
+enum { ONCE_OK, ONCE_FAILING, ONCE_FAILED };
+
 /* The start of the node's window. */
 typedef struct once_head {
-    _Atomic int state;
-    pario_error failure; /* why loading failed (ONCE_FAILED) */
+    _Atomic int64_t next; /* the next piece to claim */
+    _Atomic int64_t done; /* pieces loaded */
+    _Atomic int failed;   /* ONCE_FAILING while the first failure is being recorded */
+    pario_error failure;  /* why a piece could not be loaded (ONCE_FAILED) */
 } once_head;
 _Static_assert(sizeof(once_head) <= ONCE_DATA_AT, "the head fits before the data");
 
@@ -32,41 +39,49 @@ typedef struct once_layer {
     MPI_Win win;
     once_head *head; /* in the node leader's memory */
     char *data;
-    int64_t size; /* the file's size at open */
+    int64_t size;   /* the file's size at open */
+    int64_t pieces; /* ONCE_PIECE pieces of it */
 } once_layer;
 
 static once_layer *layer_of(io_handle *h) {
     return (once_layer *)h->layer;
 }
 
-/* Read the whole file into the node's window; the outcome for everyone in
- * the head. */
-static void once_load(io_handle *h, once_layer *o) {
-    int64_t at = 0;
+/* Read one piece into the node's window; a failure (the first one) goes to
+ * the head for every reader of the node. */
+static void piece_load(io_handle *h, once_layer *o, int64_t piece) {
+    int64_t at = piece * ONCE_PIECE, end = at + ONCE_PIECE < o->size ? at + ONCE_PIECE : o->size;
+    pario_error e;
     int rc = PARIO_OK;
-    while (at < o->size && rc == PARIO_OK) {
-        int64_t want = o->size - at < ONCE_READ_CHUNK ? o->size - at : ONCE_READ_CHUNK, got = 0;
-        rc = h->below->pread(h, o->data + at, want, at, &got, &o->head->failure);
+    while (at < end && rc == PARIO_OK) {
+        int64_t got = 0;
+        rc = h->below->pread(h, o->data + at, end - at, at, &got, &e);
         if (rc == PARIO_OK && got == 0) /* shorter now than at open: the rest reads as zeros */
-            memset(o->data + at, 0, (size_t)(o->size - at));
-        at = got == 0 ? o->size : at + got;
+            memset(o->data + at, 0, (size_t)(end - at));
+        at = got == 0 ? end : at + got;
     }
-    atomic_store_explicit(&o->head->state, rc == PARIO_OK ? ONCE_LOADED : ONCE_FAILED,
-                          memory_order_release);
+    int ok = ONCE_OK;
+    if (rc != PARIO_OK && atomic_compare_exchange_strong(&o->head->failed, &ok, ONCE_FAILING)) {
+        o->head->failure = e;
+        atomic_store_explicit(&o->head->failed, ONCE_FAILED, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&o->head->done, 1, memory_order_release);
 }
 
-/* The node's copy is loaded when this returns PARIO_OK: loaded by this
- * process if it is the first to ask, else waited for. */
+/* The node's copy is loaded when this returns PARIO_OK: this process loads
+ * the pieces nobody has claimed yet, then waits for the others' pieces. */
 static int once_ready(io_handle *h, pario_error *err) {
     once_layer *o = layer_of(h);
-    int state = atomic_load_explicit(&o->head->state, memory_order_acquire);
-    int empty = ONCE_EMPTY;
-    if (state == ONCE_EMPTY &&
-        atomic_compare_exchange_strong(&o->head->state, &empty, ONCE_LOADING))
-        once_load(h, o);
-    while ((state = atomic_load_explicit(&o->head->state, memory_order_acquire)) == ONCE_LOADING)
+    int64_t piece;
+    while (atomic_load_explicit(&o->head->next, memory_order_relaxed) < o->pieces &&
+           (piece = atomic_fetch_add(&o->head->next, 1)) < o->pieces)
+        piece_load(h, o, piece);
+    while (atomic_load_explicit(&o->head->done, memory_order_acquire) < o->pieces)
         sched_yield();
-    if (state == ONCE_LOADED)
+    int failed;
+    while ((failed = atomic_load_explicit(&o->head->failed, memory_order_acquire)) == ONCE_FAILING)
+        sched_yield();
+    if (failed == ONCE_OK)
         return PARIO_OK;
     return pario_fail(err, o->head->failure.code,
                       "read %s: the node's one read of the file failed: %.400s", h->path,
@@ -121,14 +136,6 @@ static int once_get_size(io_handle *h, int64_t *size, pario_error *err) {
     return PARIO_OK;
 }
 
-static int once_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
-    return h->below->lock(h, off, len, write, err);
-}
-
-static int once_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
-    return h->below->unlock(h, off, len, err);
-}
-
 static void layer_free(once_layer *o) {
     if (o->win != MPI_WIN_NULL)
         MPI_Win_free(&o->win);
@@ -146,24 +153,9 @@ static int once_close(io_handle *h, pario_error *err) {
     return h->drv->close(h, err);
 }
 
-static int once_open(io_handle *h, const char *path, int flags, pario_error *err) {
-    (void)h;
-    (void)flags;
-    return pario_fail(err, PARIO_ERR_INTERN, "open %s: the node's copy is put over an open file",
-                      path);
-}
-
-static int once_remove(const char *path, pario_error *err) {
-    return io_driver_posix.remove(path, err);
-}
-
-static int64_t once_block_size(const char *path) {
-    return io_driver_posix.block_size(path);
-}
-
 const io_driver io_driver_once = {
     .name = "once",
-    .open = once_open,
+    .open = io_below_open,
     .close = once_close,
     .pread = once_pread,
     .pwrite = once_pwrite,
@@ -172,10 +164,10 @@ const io_driver io_driver_once = {
     .get_size = once_get_size,
     .set_size = once_resize,
     .preallocate = once_resize,
-    .lock = once_lock,
-    .unlock = once_unlock,
-    .remove = once_remove,
-    .block_size = once_block_size,
+    .lock = io_below_lock,
+    .unlock = io_below_unlock,
+    .remove = io_below_remove,
+    .block_size = io_below_block_size,
 };
 
 /* The node's leader learns the file's size; every process of the node gets
@@ -206,7 +198,9 @@ static int window_make(once_layer *o) {
     o->head = (once_head *)base;
     o->data = base + ONCE_DATA_AT;
     if (rank == 0) {
-        atomic_init(&o->head->state, ONCE_EMPTY);
+        atomic_init(&o->head->next, 0);
+        atomic_init(&o->head->done, 0);
+        atomic_init(&o->head->failed, ONCE_OK);
         pario_error_clear(&o->head->failure);
     }
     return 1;
@@ -223,6 +217,7 @@ int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, par
     }
     if (ok) {
         o->size = node_file_size(h, o->node);
+        o->pieces = (o->size + ONCE_PIECE - 1) / ONCE_PIECE;
         ok = o->size >= 0 && o->size <= hints->read_once_max && window_make(o);
     }
     int all = 0; /* the same on every process: a file read once everywhere or nowhere */
