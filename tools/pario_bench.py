@@ -57,8 +57,18 @@ SCENARIOS = {
                           "vector types with 8 B..4 KiB blocks in file, memory, or both",
                           "bytes per rank (default 1m)", "16k"),
     "hpcx": Scenario("io_hpcx",
-                     "file per task, one shared file, all read the same file (seed 001)",
+                     "file per task, one shared file, all read the same file, and that read "
+                     "once per node (pario_read_once) (seed 001)",
                      "bytes per rank (default 16m)", "1m"),
+    "wellformed": Scenario("io_wellformed",
+                           "records of 800,000 B vs 1 MiB interleaved in a shared file, the "
+                           "global cache off or on at page sizes 256 KiB..4 MiB and 16 or 64 "
+                           "pages per process (seed 002)",
+                           "bytes per rank (default 32m)", "4m"),
+    "cyclic": Scenario("io_cyclic",
+                       "1 MiB records following the cache's cyclic page mapping (each rank "
+                       "its own pages) or not (the next rank's), cache on and off (seed 002)",
+                       "bytes per rank (default 32m)", "4m"),
     "overlap": Scenario("io_overlap",
                         "independent I/O then computation (blocking) or started, computed "
                         "over, then waited for (nonblocking): does the I/O progress while "

@@ -3,6 +3,8 @@
  *   shared    one shared file, each rank its own contiguous region
  *   readsame  all ranks read the whole of one file (written untimed by rank 0);
  *             only a read is reported
+ *   readsame-once  the same with pario_read_once=enable: pario reads the file
+ *             once per node into shared memory (other MPI-IOs ignore the hint)
  * Each rank moves --size bytes (default 16 MiB) in transfers of 1 MiB. As in the
  * study, the timed region includes open and close, and the rate is the bytes of all
  * ranks divided by the time of the slowest rank. */
@@ -17,7 +19,7 @@
 /* Bytes per write/read call: a large sequential request, as a Fortran record would be. */
 #define HPCX_TRANSFER (1LL << 20)
 
-enum hpcx_kind { KIND_FPP, KIND_SHARED, KIND_READSAME };
+enum hpcx_kind { KIND_FPP, KIND_SHARED, KIND_READSAME, KIND_READSAME_ONCE, KINDS };
 
 static long long bytes_per_rank(const ib_ctx *c) {
     long long b = c->size ? ib_parse_bytes(c->size) : HPCX_DEFAULT_BYTES_PER_RANK;
@@ -66,10 +68,10 @@ static double timed_write(const ib_ctx *c, MPI_Comm comm, const char *path, cons
 
 /* Timed open + read + close of one region; returns seconds. */
 static double timed_read(const ib_ctx *c, MPI_Comm comm, const char *path, char *buf, long long len,
-                         long long file_base) {
+                         long long file_base, MPI_Info info) {
     MPI_File fh;
     double t0 = ib_start(c->comm);
-    ib_mpi_check(MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), "MPI_File_open");
+    ib_mpi_check(MPI_File_open(comm, path, MPI_MODE_RDONLY, info, &fh), "MPI_File_open");
     ib_note_file(c, fh);
     read_region(fh, buf, len, file_base);
     ib_mpi_check(MPI_File_close(&fh), "MPI_File_close");
@@ -117,17 +119,22 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
     char *buf = ib_alloc((size_t)len);
     memset(buf, 0, (size_t)len);
     char path[IB_PATH_MAX + 16];
-    long long pattern_base = v->param == KIND_READSAME ? 0 : (long long)c->rank * len;
+    long long pattern_base = v->param >= KIND_READSAME ? 0 : (long long)c->rank * len;
     if (v->param == KIND_FPP) {
         own_path(c, path, sizeof(path));
         if (c->mode == IB_DURABLE)
             ib_drop_cache(path);
-        t->seconds = timed_read(c, MPI_COMM_SELF, path, buf, len, 0);
+        t->seconds = timed_read(c, MPI_COMM_SELF, path, buf, len, 0, MPI_INFO_NULL);
         MPI_File_delete(path, MPI_INFO_NULL);
     } else if (v->param == KIND_SHARED) {
-        t->seconds = timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len);
+        t->seconds =
+            timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len, MPI_INFO_NULL);
     } else {
-        t->seconds = timed_read(c, c->comm, c->path, buf, len, 0);
+        static const char *const once[] = {"pario_read_once", "enable", NULL};
+        MPI_Info info = ib_info(v->param == KIND_READSAME_ONCE ? once : NULL);
+        t->seconds = timed_read(c, c->comm, c->path, buf, len, 0, info);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
     }
     t->bad = ib_check(buf, (size_t)len, pattern_base, c->salt);
     free(buf);
@@ -135,17 +142,17 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
 }
 
 static int hpcx_setup(const ib_ctx *c, ib_variant *vars, int max_vars, int *nvars) {
-    static const char *const names[] = {"fpp", "shared", "readsame"};
-    if (bytes_per_rank(c) < 8 || max_vars < 3)
+    static const char *const names[KINDS] = {"fpp", "shared", "readsame", "readsame-once"};
+    if (bytes_per_rank(c) < 8 || max_vars < KINDS)
         return -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < KINDS; i++) {
         snprintf(vars[i].name, sizeof(vars[i].name), "%s", names[i]);
         vars[i].param = i;
         vars[i].bytes = bytes_per_rank(c) * c->nranks;
         vars[i].write = hpcx_write;
         vars[i].read = hpcx_read;
     }
-    *nvars = 3;
+    *nvars = KINDS;
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include "common/error.h"
+#include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/datarep/convert.h"
 #include "io/indep/access.h"
@@ -114,7 +115,7 @@ static void queue_push(io_async *a, pario_request *r) {
 
 /* Hand the request to the file's thread, or run it here when there is none. */
 static void request_submit(pario_file *fh, pario_request *r) {
-    io_async *a = async_of(fh);
+    io_async *a = io_cache_on(&fh->io) ? NULL : async_of(fh); /* the cache communicates */
     if (a) {
         r->owner = a;
         queue_push(a, r);

@@ -7,6 +7,7 @@
 #include "io/coll/route.h"
 
 #include <stdio.h>
+#include "io/cache/cache.h"
 #include "io/coll/coll_internal.h"
 
 _Static_assert(COLL_ROUTES <= IO_COLL_ROUTES_MAX, "pario_file counts every route");
@@ -21,7 +22,7 @@ static int kept_applies(const pario_file *fh) {
     return fh->nranks > 1 && fh->nnodes == 1 && fh->plain_views && !fh->atomic &&
            !(fh->amode & MPI_MODE_RDONLY) && fh->hints.cb_write == IO_AUTOMATIC &&
            fh->hints.cb_write_behind != IO_DISABLE && fh->nranks <= COLL_KEPT_MAX_RANKS &&
-           !fh->kept_failed;
+           !fh->kept_failed && !io_cache_on(&fh->io);
 }
 
 /* Rule 2, each rank's own read: all ranks share one node's page cache, so
@@ -65,6 +66,9 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   independent; one rank has nobody to combine with; neither can views
  *   with overlapping blocks (read-only files): two-phase places a rank's
  *   data by file offset, which such a view does not map to one position.
+ *   So do calls over the global cache (io/cache): each rank's pieces go to
+ *   their pages' owners, which is the aggregation, and the cache's RMA
+ *   stays in this thread.
  * - romio_cb_* enable asks for two-phase.
  * - Rule 4, own sieved writes: on one node, views with holes whose blocks
  *   all average under COLL_TINY_BLOCK (and spread at most COLL_MAX_SPREAD)
@@ -76,7 +80,8 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   own. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
-    if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views)
+    if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views ||
+        io_cache_on(&fh->io))
         return COLL_ROUTE_INDEPENDENT;
     if (sw == IO_ENABLE)
         return COLL_ROUTE_TWOPHASE;

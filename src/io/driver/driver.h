@@ -24,6 +24,9 @@ typedef struct io_handle {
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
                                      blocks first (the file's size kept); < 0: never.
                                      Set from the hints; writers of any thread read it */
+    const io_driver *below; /* a layer over the storage (io/cache): the driver it passes
+                               the storage calls to; NULL without one */
+    void *layer;            /* that layer's state */
 } io_handle;
 
 /* Flags for io_driver.open, independent of the MPI amode bits. */

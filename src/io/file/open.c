@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/node.h"
 #include "io/async/async.h"
+#include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
 #include "io/trace/trace.h"
@@ -167,6 +168,8 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     }
     if (rc == PARIO_OK)
         rc = open_storage(fh, err);
+    if (rc == PARIO_OK) /* the global cache or the node's copy, when the hints ask */
+        rc = io_agree(fh->comm, io_cache_attach(&fh->io, fh->comm, &fh->hints, amode, err), err);
     if (rc == PARIO_OK) {
         io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
         io_trace_wish(fh, info);               /* agreed by the settle, rank 0's */

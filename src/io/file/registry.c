@@ -17,6 +17,7 @@
  * The attribute's keyval is made once, on first use. */
 #include <pthread.h>
 #include "io/async/async.h"
+#include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
 #include "io/trace/trace.h"
@@ -68,6 +69,7 @@ static void flush_at_finalize(pario_file *fh, void *arg) {
     io_async_drain(fh);
     io_coll_kept_write_own(fh);
     io_trace_finalize(fh); /* this rank's part of its trace, after its last write */
+    io_cache_finalize(&fh->io, &fh->last); /* this owner's cached pages */
 }
 
 static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) {

@@ -48,6 +48,15 @@
  * most of a node's memory bandwidth unused; more than a few adds exchange
  * messages without adding bandwidth. */
 #define IO_AGGREGATORS_PER_NODE 4
+/* The global cache (io/cache): pages of 1 MiB, the request size of
+ * well-formed I/O on most parallel file systems, 64 of them per process
+ * (64 MiB). A page is moved in one RMA call, so at most 1 GiB. */
+#define IO_DEFAULT_CACHE_PAGE ((int64_t)1 << 20)
+#define IO_DEFAULT_CACHE_PAGES 64
+#define IO_CACHE_PAGE_MAX ((int64_t)1 << 30)
+/* Reading once per node keeps the whole file in shared memory: up to 1 GiB
+ * by default; larger files are read as usual. */
+#define IO_DEFAULT_READ_ONCE_MAX ((int64_t)1 << 30)
 /* Longest line read from a $PARIO_HINTS file. */
 #define IO_HINT_LINE_MAX 1024
 
@@ -68,6 +77,10 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
     h->striping_unit = block_size > 0 ? block_size : 4096;
     h->striping_factor = 1;
+    h->cache = h->read_once = IO_AUTOMATIC;
+    h->cache_page_size = IO_DEFAULT_CACHE_PAGE;
+    h->cache_pages = IO_DEFAULT_CACHE_PAGES;
+    h->read_once_max = IO_DEFAULT_READ_ONCE_MAX;
 }
 
 static int parse_positive(const char *v, int64_t *out) {
@@ -155,6 +168,22 @@ static const char *switch_name(io_switch s) {
     return s == IO_ENABLE ? "enable" : s == IO_DISABLE ? "disable" : "automatic";
 }
 
+/* The hints of the global cache and of reading once per node (io/cache). */
+static void hints_set_cache(io_hints *h, const char *key, const char *val) {
+    int64_t n = 0;
+    if (!strcmp(key, "pario_cache"))
+        parse_switch(val, &h->cache);
+    else if (!strcmp(key, "pario_cache_page_size") && parse_positive(val, &n) &&
+             n <= IO_CACHE_PAGE_MAX)
+        h->cache_page_size = n;
+    else if (!strcmp(key, "pario_cache_pages") && parse_positive(val, &n) && n <= INT32_MAX)
+        h->cache_pages = n;
+    else if (!strcmp(key, "pario_read_once"))
+        parse_switch(val, &h->read_once);
+    else if (!strcmp(key, "pario_read_once_max") && parse_positive(val, &n))
+        h->read_once_max = n;
+}
+
 /* Set one hint by key; unknown keys and bad values leave h unchanged. */
 static void hints_set(io_hints *h, const char *key, const char *val) {
     int64_t n = 0;
@@ -196,8 +225,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->striping_unit = n;
     else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
         h->striping_factor = (int)n;
-    else
-        io_hints_set_romio(h, key, val);
+    else if (!io_hints_set_romio(h, key, val))
+        hints_set_cache(h, key, val);
 }
 
 void io_hints_set(io_hints *h, const char *key, const char *val) {
@@ -266,7 +295,12 @@ static const char *const hint_keys[] = {"cb_buffer_size",
                                         "pario_prealloc_writes",
                                         "pario_cb_write_behind_delay",
                                         "pario_write_call_bytes",
-                                        "pario_read_call_bytes"};
+                                        "pario_read_call_bytes",
+                                        "pario_cache",
+                                        "pario_cache_page_size",
+                                        "pario_cache_pages",
+                                        "pario_read_once",
+                                        "pario_read_once_max"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -343,5 +377,13 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     snprintf(v, sizeof v, "%d", h->striping_factor);
     MPI_Info_set(*info, "striping_factor", v);
     io_hints_romio_to_info(h, *info);
+    MPI_Info_set(*info, "pario_cache", switch_name(h->cache));
+    snprintf(v, sizeof v, "%lld", (long long)h->cache_page_size);
+    MPI_Info_set(*info, "pario_cache_page_size", v);
+    snprintf(v, sizeof v, "%lld", (long long)h->cache_pages);
+    MPI_Info_set(*info, "pario_cache_pages", v);
+    MPI_Info_set(*info, "pario_read_once", switch_name(h->read_once));
+    snprintf(v, sizeof v, "%lld", (long long)h->read_once_max);
+    MPI_Info_set(*info, "pario_read_once_max", v);
     return PARIO_OK;
 }

@@ -46,6 +46,13 @@ typedef struct io_hints {
     int striping_factor;         /* number of storage targets */
     int trace; /* the file is traced: rank 0 asked, agreed with the hints (io/trace) */
     char romio[IO_ROMIO_KEYS][IO_ROMIO_VAL_MAX]; /* other ROMIO hints as given; "" unset */
+    io_switch cache;             /* pario_cache: the global page cache (io/cache);
+                                    automatic: off until measured to pay */
+    int64_t cache_page_size;     /* pario_cache_page_size: bytes of one cache page */
+    int64_t cache_pages;         /* pario_cache_pages: pages each process holds */
+    io_switch read_once;         /* pario_read_once: a read-only file is read once per
+                                    node into shared memory (io/cache/once.c) */
+    int64_t read_once_max;       /* pario_read_once_max: larger files are read as usual */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
