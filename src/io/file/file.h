@@ -59,7 +59,8 @@ struct pario_file {
     int kept_failed;                /* no shared window could be made: keep nothing */
     /* Collective calls per route taken (io/coll/route.h), for get_info. */
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
-    char *path;
+    char *path;       /* the name opened, without a driver prefix */
+    int stripe_named; /* the name had the "stripe:" prefix (io/driver/select.c) */
     int amode;
     io_handle io;
     io_hints hints;

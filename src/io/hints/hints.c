@@ -68,6 +68,9 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
     h->striping_unit = block_size > 0 ? block_size : 4096;
     h->striping_factor = 1;
+    const char *targets = getenv("PARIO_STRIPE_TARGETS");
+    if (targets && strlen(targets) < sizeof h->stripe_targets)
+        snprintf(h->stripe_targets, sizeof h->stripe_targets, "%s", targets);
 }
 
 static int parse_positive(const char *v, int64_t *out) {
@@ -192,10 +195,14 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_call_bytes(val, &h->write_call_bytes);
     else if (!strcmp(key, "pario_read_call_bytes"))
         parse_call_bytes(val, &h->read_call_bytes);
-    else if (!strcmp(key, "striping_unit") && parse_positive(val, &n))
+    else if (!strcmp(key, "striping_unit") && parse_positive(val, &n)) {
         h->striping_unit = n;
-    else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
+        h->striping_given |= IO_STRIPING_UNIT_GIVEN;
+    } else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX) {
         h->striping_factor = (int)n;
+        h->striping_given |= IO_STRIPING_FACTOR_GIVEN;
+    } else if (!strcmp(key, "pario_stripe_targets") && strlen(val) < sizeof h->stripe_targets)
+        snprintf(h->stripe_targets, sizeof h->stripe_targets, "%s", val);
 }
 
 void io_hints_apply_info(io_hints *h, MPI_Info info) {
@@ -260,7 +267,8 @@ static const char *const hint_keys[] = {"cb_buffer_size",
                                         "pario_prealloc_writes",
                                         "pario_cb_write_behind_delay",
                                         "pario_write_call_bytes",
-                                        "pario_read_call_bytes"};
+                                        "pario_read_call_bytes",
+                                        "pario_stripe_targets"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -335,5 +343,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "striping_unit", v);
     snprintf(v, sizeof v, "%d", h->striping_factor);
     MPI_Info_set(*info, "striping_factor", v);
+    if (h->stripe_targets[0])
+        MPI_Info_set(*info, "pario_stripe_targets", h->stripe_targets);
     return PARIO_OK;
 }
