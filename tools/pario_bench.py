@@ -64,6 +64,12 @@ SCENARIOS = {
                         "over, then waited for (nonblocking): does the I/O progress while "
                         "the program computes",
                         "bytes per rank (default 64m)", "4m", default_ranks=2),
+    "stripe": Scenario("io_stripe",
+                       "one shared file, collective writes and reads of each rank's block "
+                       "in 4 MiB calls, plain and striped over 1..4 target directories "
+                       "(DIR/t0..t3 or $PARIO_BENCH_STRIPE_TARGETS) with 64 KiB and 1 MiB "
+                       "units (seed 002)",
+                       "bytes per rank (default 64m)", "4m"),
 }
 
 
