@@ -314,48 +314,39 @@ static int stripe_sync(io_handle *h, pario_error *err) {
     return PARIO_OK;
 }
 
-/* Every object cut or extended to its share of a logical file of `size` bytes. */
-static int stripe_set_size(io_handle *h, int64_t size, pario_error *err) {
+/* op (set_size or preallocate) on every object with its share of a
+ * logical file of `size` bytes. */
+static int each_object_share(io_handle *h, int64_t size,
+                             int (*op)(io_handle *, int64_t, pario_error *), pario_error *err) {
     const io_stripe_layout *l = &h->stripe->layout;
     for (int i = 0; i < l->factor; i++) {
-        int rc = io_driver_posix.set_size(&h->stripe->objects[i], io_stripe_share(l, i, size), err);
+        int rc = op(&h->stripe->objects[i], io_stripe_share(l, i, size), err);
         if (rc != PARIO_OK)
             return rc;
     }
     return PARIO_OK;
+}
+
+/* Every object cut or extended to its share of the new size. */
+static int stripe_set_size(io_handle *h, int64_t size, pario_error *err) {
+    return each_object_share(h, size, io_driver_posix.set_size, err);
 }
 
 /* Every object given at least its share of `size` bytes, allocated. */
 static int stripe_preallocate(io_handle *h, int64_t size, pario_error *err) {
-    const io_stripe_layout *l = &h->stripe->layout;
-    for (int i = 0; i < l->factor; i++) {
-        int64_t share = io_stripe_share(l, i, size);
-        int rc = io_driver_posix.preallocate(&h->stripe->objects[i], share, err);
-        if (rc != PARIO_OK)
-            return rc;
-    }
-    return PARIO_OK;
+    return each_object_share(h, size, io_driver_posix.preallocate, err);
 }
 
 /* Locks live on the record at logical offsets: the same ranges, the same
- * exclusion as on a plain file. */
-static int record_lock(io_handle *h, int64_t off, int64_t len, short type, pario_error *err) {
-    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = off, .l_len = len};
-    int rc;
-    do
-        rc = fcntl(h->fd, F_OFD_SETLKW, &fl);
-    while (rc != 0 && errno == EINTR);
-    if (rc != 0 && errno == EBADF && type == F_WRLCK)
-        return PARIO_OK; /* a read-only file: no writer to exclude */
-    return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "lock", h->path);
-}
-
+ * exclusion as on a plain file (the posix driver's locks on its descriptor). */
 static int stripe_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
-    return record_lock(h, off, len, write ? F_WRLCK : F_RDLCK, err);
+    io_handle record = {.fd = h->fd, .path = h->path};
+    return io_driver_posix.lock(&record, off, len, write, err);
 }
 
 static int stripe_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
-    return record_lock(h, off, len, F_UNLCK, err);
+    io_handle record = {.fd = h->fd, .path = h->path};
+    return io_driver_posix.unlock(&record, off, len, err);
 }
 
 /* The objects first (a missing one is no error), then the record. */
