@@ -37,10 +37,11 @@ static int open_objects(io_stripe_file *s, int flags, int fresh, pario_error *er
     for (int i = 0; i < s->layout.factor; i++) {
         int rc = io_driver_posix.open(&s->objects[i], s->layout.objects[i],
                                       oflags | (fresh ? IO_OPEN_CREATE : 0), err);
-        if (rc == PARIO_OK && fresh)
-            rc = io_driver_posix.set_size(&s->objects[i], 0, err);
+        if (rc == PARIO_OK && fresh &&
+            (rc = io_driver_posix.set_size(&s->objects[i], 0, err)) != PARIO_OK)
+            io_driver_posix.close(&s->objects[i], NULL);
         if (rc != PARIO_OK) {
-            close_objects(s, i + (rc == PARIO_OK));
+            close_objects(s, i);
             return rc;
         }
     }
