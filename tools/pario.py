@@ -13,6 +13,8 @@
                                       report before and after
   pario calibrate DIR                 measure what requests cost on DIR's file system and
                                       keep the figures pario's path decisions use there
+  pario stripe info|join|split        show a striped file's layout, join it into one
+                                      plain file, or stripe a plain file over directories
 
 Each verb has --help. The command finds its build directory from its own location
 (build/bin/pario), from --build, or from $PARIO_BUILD.
@@ -29,6 +31,7 @@ import pario_bench  # noqa: E402
 import pario_calibrate  # noqa: E402
 import pario_env  # noqa: E402
 import pario_report  # noqa: E402
+import pario_stripe  # noqa: E402
 import pario_testbed  # noqa: E402
 import pario_trace  # noqa: E402
 
@@ -100,7 +103,7 @@ def build_parser():
     top = argparse.ArgumentParser(
         prog="pario", description="Run, benchmark and report on pario programs.",
         epilog="Run `pario VERB --help` for the options of each verb.")
-    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report,advise,calibrate}")
+    verbs = top.add_subparsers(dest="verb", metavar="{run,bench,report,advise,calibrate,stripe}")
 
     run = verbs.add_parser(
         "run", help="run an MPI program on pario (or another MPI-IO back end)",
@@ -167,6 +170,12 @@ def build_parser():
                     "them. --show lists the records.")
     pario_calibrate.add_arguments(calibrate)
     calibrate.set_defaults(func=lambda a, argv: pario_calibrate.main(a))
+
+    stripe = verbs.add_parser(
+        "stripe", help="show, join or split striped files (the stripe driver)",
+        description=pario_stripe.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pario_stripe.add_arguments(stripe)
+    stripe.set_defaults(func=lambda a, argv: pario_stripe.main(a))
     return top
 
 

@@ -79,6 +79,12 @@ SCENARIOS = {
                       "128 and [*]: UPC-IO (pgas io) vs master/worker, pwrite per block and an "
                       "MPI-IO darray view (seeds 000, 001, 003)",
                       "bytes of the whole array (default 64m)", "8m"),
+    "stripe": Scenario("io_stripe",
+                       "one shared file, collective writes and reads of each rank's block "
+                       "in 4 MiB calls, plain and striped over 1..4 target directories "
+                       "(DIR/t0..t3 or $PARIO_BENCH_STRIPE_TARGETS) with 64 KiB and 1 MiB "
+                       "units (seed 002)",
+                       "bytes per rank (default 64m)", "4m"),
 }
 
 

@@ -40,6 +40,10 @@
 #                  in for network latency (TB_DELAY_US, default 0)
 #   --mnt PATH     common mount path (TB_MNT, default /mnt/pario-tb)
 #   --bricks B     bricks of the distributed volume (TB_BRICKS, default 2)
+#   --brick-volumes  also B volumes of one brick each (bricks of their own in
+#                  DATA/bricks/s1..sB, the same options), each mounted once at
+#                  PATH-brick1 .. PATH-brickB: one directory per brick, the
+#                  targets of a striped file (pario bench stripe) (TB_BRICK_VOLUMES=1)
 #   --instance N   0..99: independent test beds side by side, each with its own
 #                  namespace, addresses 10.79.N.0/24, state and volume
 #                  (TB_INSTANCE, default 0; the default PATH of N > 0 is
@@ -85,6 +89,7 @@ parse_options() {
   CACHE=${TB_CACHE:-off}
   DELAY_US=${TB_DELAY_US:-0}
   BRICKS=${TB_BRICKS:-2}
+  BRICK_VOLUMES=${TB_BRICK_VOLUMES:-0}
   INSTANCE=${TB_INSTANCE:-0}
   MNT=${TB_MNT:-}
   RANKS_PER_NODE=${TB_RANKS_PER_NODE:-}
@@ -96,6 +101,7 @@ parse_options() {
       --cache) CACHE=${2:?--cache needs off or nfslike}; shift 2 ;;
       --delay-us) DELAY_US=${2:?--delay-us needs a number}; shift 2 ;;
       --bricks) BRICKS=${2:?--bricks needs a number}; shift 2 ;;
+      --brick-volumes) BRICK_VOLUMES=1; shift ;;
       --instance) INSTANCE=${2:?--instance needs a number}; shift 2 ;;
       --mnt) MNT=${2:?--mnt needs a path}; shift 2 ;;
       --ranks-per-node) RANKS_PER_NODE=${2:?--ranks-per-node needs a number}; shift 2 ;;
@@ -350,6 +356,42 @@ ensure_volume() {
   wait_for 30 "brick daemons" all_bricks_up
 }
 
+# --brick-volumes: volume $VOLUME-bK of the one brick sK for every K, started,
+# with the main volume's options, each mounted once at $MNT-brickK.
+ensure_brick_volumes() {
+  [ "$BRICK_VOLUMES" = 1 ] || return 0
+  local b v key value
+  for b in $(seq "$BRICKS"); do
+    v=$VOLUME-b$b
+    if ! gcli volume info "$v" >/dev/null 2>&1; then
+      rm -rf "$DATA/bricks/s$b"
+      mkdir -p "$DATA/bricks/s$b"
+      gcli volume create "$v" transport tcp "$SRV_IP:$DATA/bricks/s$b" force >/dev/null
+      while read -r key value; do
+        gcli volume set "$v" "$key" "$value" >/dev/null
+      done <<< "$(volume_options)"
+    fi
+    gcli volume start "$v" force >/dev/null
+  done
+}
+
+mount_brick_volumes() {
+  [ "$BRICK_VOLUMES" = 1 ] || return 0
+  local b m
+  for b in $(seq "$BRICKS"); do
+    m=$MNT-brick$b
+    is_mounted "$m" && continue
+    mkdir -p "$m"
+    # shellcheck disable=SC2046 # the FUSE options are words
+    glusterfs --process-name fuse --volfile-server="$SRV_IP" --volfile-id="$VOLUME-b$b" \
+      $(fuse_options) --pid-file="$STATE/client-brick$b.pid" --log-file="$LOGS/client-brick$b.log" \
+      "$m" {LOCKFD}>&- || die "mounting $m failed (log: $LOGS/client-brick$b.log)"
+    echo "$m" >> "$STATE/mounts"
+    wait_for 20 "mount $m" mountpoint -q "$m"
+    wait_for 30 "client of brick volume $b" mount_ready "$m"
+  done
+}
+
 all_bricks_up() {
   local n=0 pid
   for pid in $(brick_pids); do is_gluster "$pid" && n=$((n + 1)); done
@@ -424,12 +466,15 @@ unmount_clients() {
       case $m in *-node[0-9]*)
         pid=$(read_pid "$STATE/client-node${m##*-node}.pid")
         stop_pid "$pid" "client of $m" ;;
+      *-brick[0-9]*)
+        pid=$(read_pid "$STATE/client-brick${m##*-brick}.pid")
+        stop_pid "$pid" "client of $m" ;;
       esac
       if is_mounted "$m"; then umount "$m" 2>/dev/null || umount -l "$m" || warn "could not unmount $m"; fi
       rmdir "$m" 2>/dev/null || true
     done
   fi
-  for f in "$STATE"/client-node*.pid; do
+  for f in "$STATE"/client-node*.pid "$STATE"/client-brick*.pid; do
     [ -e "$f" ] || continue
     stop_pid "$(read_pid "$f")" "client"
     rm -f "$f"
@@ -454,7 +499,9 @@ cmd_up() {
   # the clients go before the bricks restart
   if [ "$(cat "$STATE/clients" 2>/dev/null || true)" != "$(client_signature)" ]; then unmount_clients; fi
   ensure_volume
+  ensure_brick_volumes
   ensure_clients
+  mount_brick_volumes
   {
     echo "instance=$INSTANCE"
     echo "mnt=$MNT"

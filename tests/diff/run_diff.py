@@ -34,9 +34,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import pario_stripe  # noqa: E402
+
 
 class Backend:
-    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=(), gen=()):
+    def __init__(self, name, mpi, mpiexec, diffgen, preload=None, hints=(), env=(), gen=(),
+                 stripe=None):
         self.name = name
         self.mpi = mpi
         self.mpiexec = mpiexec
@@ -46,10 +50,18 @@ class Backend:
         self.env = list(env)  # "NAME=value": more environment for this back end
         self.gen = list(gen)  # diffgen flags that change the cases (both back ends)
         self.romio_limits = mpi == "mpich"
+        self.stripe = stripe  # (factor, unit): files created striped over target directories
+
+    def stripe_targets(self, workdir):
+        return [os.path.join(workdir, "targets", "t%d" % i) for i in range(self.stripe[0])]
 
     def command(self, np, seed, cases, workdir):
         env = [("PARIO_HINT_" + k, v) for k, _, v in (h.partition("=") for h in self.hints)]
         env += [(k, v) for k, _, v in (e.partition("=") for e in self.env)]
+        if self.stripe:
+            env += [("PARIO_STRIPE_TARGETS", ",".join(self.stripe_targets(workdir))),
+                    ("PARIO_HINT_striping_factor", str(self.stripe[0])),
+                    ("PARIO_HINT_striping_unit", str(self.stripe[1]))]
         if self.mpi == "mpich":
             cmd = [self.mpiexec, "-n", str(np)]
             if self.preload:
@@ -85,6 +97,8 @@ def parse_range(text):
 def run(backend, np, seed, cases, workdir, timeout):
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
+    for target in backend.stripe_targets(workdir) if backend.stripe else ():
+        os.makedirs(target)
     cmd = backend.command(np, seed, cases, workdir)
     start = time.monotonic()
     # A session of its own, so that a hung run is killed with all its ranks.
@@ -131,6 +145,17 @@ def first_log_difference(a_lines, b_lines):
         if a != b:
             return i, a, b
     return None
+
+
+def join_striped(workdir):
+    """Replaces every striped case file with its logical bytes; how many there were."""
+    joined = 0
+    for n in sorted(os.listdir(workdir)):
+        path = os.path.join(workdir, n)
+        if n.endswith(".dat") and pario_stripe.read_layout(path):
+            pario_stripe.join(path, path)
+            joined += 1
+    return joined
 
 
 def differing_files(a_dir, b_dir):
@@ -189,6 +214,12 @@ def compare_np(a, b, np, seed, cases, workroot, timeout, keep):
         print("np%d %-6s %5.1f s  exit %s" % (np, side.name, results[side][3], results[side][1]))
     ok = True
     for side in (a, b):
+        if side.stripe and results[side][1] == 0:
+            joined = join_striped(dirs[side])
+            print("np%d %-6s %d striped files joined" % (np, side.name, joined))
+            if joined == 0:  # the driver never ran: the comparison would prove nothing
+                print("np%d: %s made no striped file" % (np, side.name))
+                ok = False
         cmd, rc, out, _ = results[side]
         if rc != 0:
             report_failed_run(side, cmd, rc, out)
@@ -262,6 +293,10 @@ def main():
     p.add_argument("--model-only", action="store_true",
                    help="run pario (or, without --preload, the oracle) alone and rely on "
                    "diffgen's own checks: for an MPI whose MPI-IO is no usable oracle")
+    p.add_argument("--stripe", metavar="FACTOR:UNIT",
+                   help="pario creates every file striped over FACTOR target directories "
+                   "(under the work directory) with stripe unit UNIT bytes; the files are "
+                   "joined (pario stripe join) before they are compared")
     p.add_argument("--other-mpi", choices=("openmpi", "mpich"))
     p.add_argument("--other-mpiexec")
     p.add_argument("--other-diffgen")
@@ -285,8 +320,9 @@ def main():
     else:
         if not args.preload:
             p.error("--preload is required unless --oracle-only or --other-mpi")
+        stripe = tuple(int(x) for x in args.stripe.split(":")) if args.stripe else None
         b = Backend("pario", args.mpi, args.mpiexec, args.diffgen, args.preload, args.hint,
-                    args.env, args.gen)
+                    args.env, args.gen, stripe)
 
     if args.model_only and args.preload:
         b.romio_limits = False  # no ROMIO in the run: nothing to leave out

@@ -71,6 +71,10 @@ static inline int conf_exists(const char *path) {
 /* Reads the whole of path into buf (at most cap bytes) with pread.
  * Returns the file's size, or -1 when it cannot be opened. */
 static inline long long conf_read_image(const char *path, unsigned char *buf, size_t cap) {
+    int striped = 0;
+    long long logical = stripe_image_of(path, buf, cap, &striped);
+    if (striped) /* a striped file (the stripe driver's variants): its logical bytes */
+        return logical;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;

@@ -27,6 +27,10 @@ typedef struct io_handle {
     const io_driver *below; /* a layer over the storage (io/cache): the driver it passes
                                the storage calls to; NULL without one */
     void *layer;            /* that layer's state */
+    /* Striped files (stripe.c): set by the caller before open, the layout a new file
+     * is given; NULL: a file is never created striped. */
+    const struct io_stripe_wish *stripe_wish;
+    struct io_stripe_file *stripe; /* the open layout and its objects; NULL: not striped */
 } io_handle;
 
 /* Flags for io_driver.open, independent of the MPI amode bits. */
@@ -62,5 +66,15 @@ struct io_driver {
 };
 
 extern const io_driver io_driver_posix;
+extern const io_driver io_driver_stripe;
+
+/* Opens path with the driver the file needs (select.c): the stripe driver
+ * when `stripe` (the name had the "stripe:" prefix), when the file holds a
+ * stripe layout record, or when it is created empty here and h->stripe_wish
+ * names targets; else posix. */
+int io_driver_open(io_handle *h, const char *path, int flags, int stripe, pario_error *err);
+/* Removes the file at path with the driver it needs (a striped file: its
+ * objects, then its layout record). */
+int io_driver_remove(const char *path, pario_error *err);
 
 #endif

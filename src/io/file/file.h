@@ -61,7 +61,8 @@ struct pario_file {
     int kept_failed;                /* no shared window could be made: keep nothing */
     /* Collective calls per route taken (io/coll/route.h), for get_info. */
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
-    char *path;
+    char *path;       /* the name opened, without a driver prefix */
+    int stripe_named; /* the name had the "stripe:" prefix (io/file/name.c, io/driver/select.c) */
     int amode;
     const io_driver *driver; /* the name's prefix chose it (io/file/name.c) */
     io_handle io;

@@ -8,14 +8,18 @@
 #include <string.h>
 #include <strings.h>
 #include "common/error.h"
+#include "io/driver/stripe.h"
 
 /* clang-format off */
-/* Prefix -> driver. The prefixes are ROMIO's; pario reaches all those file
- * systems through their POSIX interface. A new driver adds a row. */
+/* Prefix -> driver. The prefixes are ROMIO's (pario reaches all those file
+ * systems through their POSIX interface) and pario's own "stripe" (a file
+ * striped over target directories, io/driver/stripe.c). A new driver adds a
+ * row. */
 static const struct io_prefix {
     const char *name;
     const io_driver *driver;
 } io_prefixes[] = {
+    {"stripe", &io_driver_stripe},
     {"ufs", &io_driver_posix},
     {"nfs", &io_driver_posix},
     {"xfs", &io_driver_posix},

@@ -6,6 +6,7 @@
 #include "io/async/async.h"
 #include "io/cache/cache.h"
 #include "io/coll/coll.h"
+#include "io/driver/stripe.h"
 #include "io/file/file.h"
 #include "io/trace/trace.h"
 #include "io/file/name.h"
@@ -60,26 +61,39 @@ static int driver_flags(int amode, int create) {
 
 /* Open the storage: rank 0 creates, then the others open. A WRONLY file is
  * opened for reading too when permitted, so data sieving can read the gaps. */
+static int open_driver(pario_file *fh, int create, pario_error *err) {
+    int flags = driver_flags(fh->amode, create);
+    int rc = io_driver_open(&fh->io, fh->path, flags, fh->stripe_named, err);
+    if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
+        rc = io_driver_open(&fh->io, fh->path, flags & ~IO_OPEN_READ, fh->stripe_named, err);
+    return rc;
+}
+
+/* How rank 0 stripes a new file: its own hints (others read the record). */
+static io_stripe_wish stripe_wish_of(const io_hints *h) {
+    return (io_stripe_wish){
+        .targets = h->stripe_targets,
+        .factor = (h->striping_given & IO_STRIPING_FACTOR_GIVEN) ? h->striping_factor : 0,
+        .unit = (h->striping_given & IO_STRIPING_UNIT_GIVEN) ? h->striping_unit : 0,
+    };
+}
+
 static int open_storage(pario_file *fh, pario_error *err) {
     int rc = PARIO_OK;
     fh->io.fd = -1;
-    const io_driver *drv = fh->driver;
-    if (fh->rank == 0) {
-        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1), err);
-        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
-            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1) & ~IO_OPEN_READ, err);
-    }
+    io_stripe_wish wish = stripe_wish_of(&fh->hints);
+    fh->io.stripe_wish = &wish;
+    if (fh->rank == 0)
+        rc = open_driver(fh, 1, err);
     rc = io_agree(fh->comm, rc, err);
-    if (rc != PARIO_OK)
-        return rc;
-    if (fh->rank != 0) {
-        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0), err);
-        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
-            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0) & ~IO_OPEN_READ, err);
+    if (rc == PARIO_OK) {
+        if (fh->rank != 0)
+            rc = open_driver(fh, 0, err);
+        rc = io_agree(fh->comm, rc, err);
     }
-    rc = io_agree(fh->comm, rc, err);
+    fh->io.stripe_wish = NULL;
     if (rc != PARIO_OK && fh->io.fd >= 0)
-        drv->close(&fh->io, NULL);
+        fh->io.drv->close(&fh->io, NULL);
     return rc;
 }
 
@@ -124,7 +138,8 @@ static int file_new(MPI_Comm comm, const io_name *name, int amode, pario_file **
     fh->io.fd = -1;
     fh->amode = amode;
     fh->driver = name->driver;
-    fh->path = strdup(path);
+    fh->stripe_named = name->driver == &io_driver_stripe;
+    fh->path = strdup(name->path);
     if (!fh->path || MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
         file_free(fh);
         return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
@@ -162,7 +177,8 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK) {
         node_layout(fh);
-        io_hints_defaults(&fh->hints, fh->driver->block_size(fh->path), fh->nranks, fh->nnodes);
+        io_hints_defaults(&fh->hints, io_driver_posix.block_size(fh->path), fh->nranks,
+                          fh->nnodes);
         io_hints_resolve(&fh->hints, info);
         rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, fh->path, err), err);
     }
@@ -225,7 +241,10 @@ int pario_file_delete(const char *path, MPI_Info info, pario_error *err) {
         return pario_fail(err, PARIO_ERR_BAD_FILE, "delete: empty file name");
     io_name name;
     int rc = io_name_resolve(path, "delete", &name, err);
-    return rc == PARIO_OK ? name.driver->remove(name.path, err) : rc;
+    if (rc != PARIO_OK)
+        return rc;
+    return name.driver == &io_driver_stripe ? name.driver->remove(name.path, err)
+                                            : io_driver_remove(name.path, err);
 }
 
 const pario_error *pario_file_last_error(const pario_file *fh) {

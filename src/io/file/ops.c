@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "io/async/async.h"
 #include "io/coll/coll.h"
+#include "io/driver/stripe.h"
 #include "io/file/file.h"
 
 int pario_file_sync(pario_file *fh) {
@@ -135,7 +136,18 @@ static void apply_costs(pario_file *fh) {
                           memory_order_relaxed);
 }
 
+/* A striped file's unit and factor are its layout's, whatever the hints
+ * say after open (domains of two-phase I/O align to its stripes). */
+static void pin_striping(pario_file *fh) {
+    const io_stripe_file *s = fh->io.stripe;
+    if (!s)
+        return;
+    fh->hints.striping_unit = s->layout.unit;
+    fh->hints.striping_factor = s->layout.factor;
+}
+
 int io_file_settle(pario_file *fh, pario_error *err) {
+    pin_striping(fh);
     int hrc = io_hints_agree(&fh->hints, fh->comm);
     if (hrc != PARIO_OK)
         return io_agree(fh->comm, pario_fail(err, hrc, "%s: cannot agree on the hints", fh->path),

@@ -81,6 +81,9 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     h->cache_page_size = IO_DEFAULT_CACHE_PAGE;
     h->cache_pages = IO_DEFAULT_CACHE_PAGES;
     h->read_once_max = IO_DEFAULT_READ_ONCE_MAX;
+    const char *targets = getenv("PARIO_STRIPE_TARGETS");
+    if (targets && strlen(targets) < sizeof h->stripe_targets)
+        snprintf(h->stripe_targets, sizeof h->stripe_targets, "%s", targets);
 }
 
 static int parse_positive(const char *v, int64_t *out) {
@@ -221,11 +224,15 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_call_bytes(val, &h->write_call_bytes);
     else if (!strcmp(key, "pario_read_call_bytes"))
         parse_call_bytes(val, &h->read_call_bytes);
-    else if (!strcmp(key, "striping_unit") && parse_positive(val, &n))
+    else if (!strcmp(key, "striping_unit") && parse_positive(val, &n)) {
         h->striping_unit = n;
-    else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
+        h->striping_given |= IO_STRIPING_UNIT_GIVEN;
+    } else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX) {
         h->striping_factor = (int)n;
-    else if (!io_hints_set_romio(h, key, val))
+        h->striping_given |= IO_STRIPING_FACTOR_GIVEN;
+    } else if (!strcmp(key, "pario_stripe_targets") && strlen(val) < sizeof h->stripe_targets) {
+        snprintf(h->stripe_targets, sizeof h->stripe_targets, "%s", val);
+    } else if (!io_hints_set_romio(h, key, val))
         hints_set_cache(h, key, val);
 }
 
@@ -300,7 +307,8 @@ static const char *const hint_keys[] = {"cb_buffer_size",
                                         "pario_cache_page_size",
                                         "pario_cache_pages",
                                         "pario_read_once",
-                                        "pario_read_once_max"};
+                                        "pario_read_once_max",
+                                        "pario_stripe_targets"};
 
 static void apply_hint_env(io_hints *h) {
     for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
@@ -385,5 +393,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "pario_read_once", switch_name(h->read_once));
     snprintf(v, sizeof v, "%lld", (long long)h->read_once_max);
     MPI_Info_set(*info, "pario_read_once_max", v);
+    if (h->stripe_targets[0])
+        MPI_Info_set(*info, "pario_stripe_targets", h->stripe_targets);
     return PARIO_OK;
 }

@@ -22,6 +22,8 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
  * longest value kept of each. */
 #define IO_ROMIO_KEYS 14
 #define IO_ROMIO_VAL_MAX 64
+/* Longest pario_stripe_targets value kept. */
+#define IO_STRIPE_TARGETS_MAX 1024
 
 typedef struct io_hints {
     int64_t cb_buffer_size; /* bytes an aggregator holds at most */
@@ -53,7 +55,14 @@ typedef struct io_hints {
     io_switch read_once;         /* pario_read_once: a read-only file is read once per
                                     node into shared memory (io/cache/once.c) */
     int64_t read_once_max;       /* pario_read_once_max: larger files are read as usual */
+    int striping_given;          /* IO_STRIPING_UNIT_GIVEN | IO_STRIPING_FACTOR_GIVEN: set
+                                    by a hint, not a default (a new striped file's layout) */
+    /* pario_stripe_targets: directories a new file is striped over (comma-separated;
+     * default $PARIO_STRIPE_TARGETS); empty: files are created plain (io/driver/stripe.h) */
+    char stripe_targets[IO_STRIPE_TARGETS_MAX];
 } io_hints;
+
+enum { IO_STRIPING_UNIT_GIVEN = 1, IO_STRIPING_FACTOR_GIVEN = 2 };
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
  * count of the first entry ("name:count", count a number or "*", ":count"

@@ -1,0 +1,35 @@
+/* Which driver a file needs: one small decision, made at open and delete. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/error.h"
+#include "io/driver/driver.h"
+#include "io/driver/stripe.h"
+
+/* Whether a file just opened plain is to be striped: it holds a layout
+ * record, or it is empty, created by this open, with targets wished for. */
+static int wants_stripe(const io_handle *h, int flags) {
+    if (io_stripe_is_record(h->fd))
+        return 1;
+    int wished = h->stripe_wish && h->stripe_wish->targets && h->stripe_wish->targets[0];
+    return wished && (flags & IO_OPEN_CREATE) && h->regular && lseek(h->fd, 0, SEEK_END) == 0;
+}
+
+int io_driver_open(io_handle *h, const char *path, int flags, int stripe, pario_error *err) {
+    if (stripe)
+        return io_driver_stripe.open(h, path, flags, err);
+    int rc = io_driver_posix.open(h, path, flags, err);
+    if (rc != PARIO_OK || !wants_stripe(h, flags))
+        return rc;
+    io_driver_posix.close(h, NULL);
+    return io_driver_stripe.open(h, path, flags & ~IO_OPEN_EXCL, err);
+}
+
+int io_driver_remove(const char *path, pario_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int striped = fd >= 0 && io_stripe_is_record(fd);
+    if (fd >= 0)
+        close(fd);
+    return striped ? io_driver_stripe.remove(path, err) : io_driver_posix.remove(path, err);
+}
