@@ -389,8 +389,10 @@ static int config_kernels(const config *c) {
     return c->shifted && (c->method == M_BULK || c->method == M_MPI) ? NKERNELS : K_FETCH;
 }
 
-/* Times every kernel; usec[k] gets the slowest rank's time on rank 0 and
- * rank_usec[k * nranks + r] each rank's own. Returns 1 when the check passed. */
+/* Times every kernel; usec[k] gets rank 0's time from the barrier before the
+ * kernel to the barrier after it (the slowest rank's end), rank_usec[k *
+ * nranks + r] each rank's own time for its part. Returns 1 when the check
+ * passed. */
 static int config_rep(bench *bm, const config *c, double *usec, double *rank_usec) {
     visit_owned(bm, c, fill_uniform, NULL);
     double mine[NKERNELS] = {0};
@@ -400,9 +402,9 @@ static int config_rep(bench *bm, const config *c, double *usec, double *rank_use
         double t0 = MPI_Wtime();
         rc |= kernel_run(bm, c, k);
         mine[k] = (MPI_Wtime() - t0) * 1e6;
+        MPI_Barrier(MPI_COMM_WORLD);
+        usec[k] = (MPI_Wtime() - t0) * 1e6;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Reduce(mine, usec, NKERNELS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Gather(mine, NKERNELS, MPI_DOUBLE, rank_usec, NKERNELS, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int ok = rc == PARIO_OK, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -489,7 +491,8 @@ static void report(bench *bm, const config *c, int k, uint64_t count, double *us
     int n = bm->nranks, reps = bm->reps;
     double bytes = (double)kernel_words[k] * sizeof(double) * (double)count;
     /* Per rank: each rank's own time for its share, median over ranks and
-     * repetitions; total: the slowest rank's time, median over repetitions. */
+     * repetitions; total: rank 0's barrier-to-barrier time, median over
+     * repetitions. */
     double *per = malloc(sizeof(double) * (size_t)(n * reps));
     for (int r = 0; r < reps; r++)
         for (int q = 0; q < n; q++)
