@@ -3,7 +3,7 @@
 Each input kind has a reporter: a Markdown function and an optional plot function,
 registered in REPORTERS under the document's "kind" field: "pario-bench" (the I/O
 scenarios of `pario bench`) and "pario-gasbench" (its gas scenarios am, put, bcast,
-rendered by pario_gasbench). Per-file trace documents ("pario-trace":
+rendered by pario_gasbench) and "pario-pgasbench" (stream, sdes: pario_pgasbench). Per-file trace documents ("pario-trace":
 counters, request-size histograms, alignment, time split) will register a second
 reporter here without changing the command line.
 """
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pario_gasbench
+import pario_pgasbench
 import pario_testbed
 
 BENCH_KIND = "pario-bench"
@@ -206,6 +207,8 @@ def trace_markdown(doc, columns=None):
 REPORTERS = {
     BENCH_KIND: {"markdown": bench_markdown, "plot": bench_plot},
     pario_gasbench.GAS_KIND: {"markdown": pario_gasbench.markdown, "plot": pario_gasbench.plot},
+    pario_pgasbench.PGAS_KIND: {"markdown": pario_pgasbench.markdown,
+                                "plot": pario_pgasbench.plot},
     TRACE_KIND: {"markdown": trace_markdown, "plot": None},
 }
 
