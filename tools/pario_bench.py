@@ -464,45 +464,38 @@ def write_outputs(doc, json_path, markdown, plot, no_plot):
     print("pario bench: wrote " + ", ".join(outputs), file=sys.stderr)
 
 
-def gas_main(args, argv):
-    """pario bench am|put|bcast."""
-    reps = args.reps or GAS_DEFAULT_REPS
-    if reps < 1:
-        print("pario bench: --reps must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        ranks = pario_gasbench.resolve_ranks(args)
-        doc = pario_gasbench.measure(args, argv, ranks, reps)
-    except pario_env.SetupError as e:
-        print(f"pario bench: {e}", file=sys.stderr)
-        return 1
-    write_outputs(doc, Path(args.json or f"pario-bench-{args.scenario}.json"),
-                  pario_gasbench.markdown, pario_gasbench.plot, args.no_plot)
-    failed = pario_gasbench.failed_runs(doc)
-    if failed:
-        loud(f"{len(failed)} of {len(doc['runs'])} runs FAILED (see the JSON's runs)")
-    return 1 if failed else 0
-
-
-def pgas_main(args, argv):
-    """pario bench stream|sdes: the pgas experiments (seed 000)."""
+def run_layer_scenario(args, argv, module, measure):
+    """Runs a gas or pgas scenario through `measure(ranks)`, writes its outputs with the
+    module's Markdown and plot; fails when a run failed or a result failed its check."""
     if args.reps is not None and args.reps < 1:
         print("pario bench: --reps must be at least 1", file=sys.stderr)
         return 2
     try:
-        ranks = pario_pgasbench.resolve_ranks(args)
-        doc = pario_pgasbench.measure(args, argv, ranks)
+        doc = measure(module.resolve_ranks(args))
     except pario_env.SetupError as e:
         print(f"pario bench: {e}", file=sys.stderr)
         return 1
     write_outputs(doc, Path(args.json or f"pario-bench-{args.scenario}.json"),
-                  pario_pgasbench.markdown, pario_pgasbench.plot, args.no_plot)
-    failed = pario_pgasbench.failed_runs(doc)
-    invalid = pario_pgasbench.invalid_results(doc)
+                  module.markdown, module.plot, args.no_plot)
+    failed = module.failed_runs(doc)
+    invalid = module.invalid_results(doc) if hasattr(module, "invalid_results") else []
     if failed or invalid:
         loud(f"{len(failed)} of {len(doc['runs'])} runs FAILED, {len(invalid)} results failed "
              "their check (see the JSON)")
     return 1 if failed or invalid else 0
+
+
+def gas_main(args, argv):
+    """pario bench am|put|bcast."""
+    reps = args.reps or GAS_DEFAULT_REPS
+    return run_layer_scenario(args, argv, pario_gasbench,
+                              lambda ranks: pario_gasbench.measure(args, argv, ranks, reps))
+
+
+def pgas_main(args, argv):
+    """pario bench stream|sdes: the pgas experiments (seed 000)."""
+    return run_layer_scenario(args, argv, pario_pgasbench,
+                              lambda ranks: pario_pgasbench.measure(args, argv, ranks))
 
 
 def io_ranks(args):

@@ -20,7 +20,6 @@ targets of issue 13 and writes the document `pario report` renders:
 With --reps R the programs time R interleaved repetitions (default: stream 5,
 sdes 21); every configuration runs once per (path, ranks).
 """
-import sys
 import time
 from dataclasses import dataclass
 
@@ -83,14 +82,7 @@ def configurations(ranks, paths):
 
 def measure(args, argv, ranks):
     scenario = PGAS_SCENARIOS[args.scenario]
-    build = pario_env.find_build_dir(args.build)
-    mpi = pario_env.Mpi.detect(build, args.mpi)
-    if mpi.build_mismatch():
-        raise pario_env.SetupError(mpi.build_mismatch())
-    program = build / "bench" / scenario.program
-    if not program.is_file():
-        raise pario_env.SetupError(f"{program} not found: build it (cmake --build {build} "
-                                   f"--target {scenario.program})")
+    build, mpi, program = gb.locate_program(args, scenario.program)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     if not paths or any(p not in PATHS for p in paths):
         raise pario_env.SetupError(f"--paths {args.paths}: use local and/or mpi")
@@ -102,49 +94,23 @@ def measure(args, argv, ranks):
         if path == "mpi":
             cmd += gb.env_args(mpi, gb.NODE_SIZE_ENV, 1)
         cmd += [str(program)] + extra
-        label = f"{args.scenario}, path {path}, {n} ranks"
-        t0 = time.monotonic()
         entry = {"path": path, "ranks": n, "command": cmd}
-        try:
-            records = gb.run_with_retry(cmd, args.timeout, label)
-            entry.update(status="ok", results=len(records))
-        except gb.RunFailure as e:
-            entry.update(status="failed", reason=str(e))
-            print(f"pario bench: FAILED: {e}", file=sys.stderr, flush=True)
-            records = []
-        entry["seconds"] = round(time.monotonic() - t0, 2)
-        runs.append(entry)
-        print(f"pario bench {args.scenario}: {label}: {entry['status']}, "
-              f"{entry['seconds']:.1f} s", file=sys.stderr, flush=True)
-        for r in records:
+        for r in gb.launch_logged(cmd, args.timeout, f"{args.scenario}, path {path}, {n} ranks",
+                                  entry, runs):
             r["path"] = path
             results.append(r)
     machine = pario_env.machine_info()
     machine["load_avg_1m_at_start"] = load
-    machine["mpi"] = gb.mpi_version(mpi)
-    machine["mpi_flavor"] = mpi.flavor
-    doc = {
-        "kind": PGAS_KIND, "version": 1, "scenario": args.scenario,
-        "summary": scenario.summary, "command": ["pario"] + list(argv),
-        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "params": {"ranks": list(ranks), "paths": paths, "program_args": extra,
-                   "program": scenario.program, "build": str(build)},
-        "machine": machine, "runs": runs, "results": results,
-    }
+    params = {"ranks": list(ranks), "paths": paths, "program_args": extra,
+              "program": scenario.program, "build": str(build)}
+    doc = gb.document(PGAS_KIND, args, argv, scenario.summary, mpi, params, runs, results,
+                      machine)
     doc["targets"] = targets(doc)
     return doc
 
 
 def resolve_ranks(args):
-    if not args.ranks:
-        return list(PGAS_SCENARIOS[args.scenario].ranks)
-    try:
-        ranks = [int(x) for x in str(args.ranks).split(",") if x.strip()]
-    except ValueError:
-        raise pario_env.SetupError(f"--ranks {args.ranks}: not a number list")
-    if not ranks or min(ranks) < 1:
-        raise pario_env.SetupError("--ranks must be at least 1")
-    return ranks
+    return gb.parse_ranks(args.ranks, PGAS_SCENARIOS[args.scenario].ranks)
 
 
 def failed_runs(doc):
@@ -415,17 +381,6 @@ def sdes_plot(plt, doc):
 
 
 def plot(doc, png_path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as e:
-        return f"matplotlib unavailable ({e}); install python3-matplotlib"
-    if not doc.get("results"):
-        return "no results to plot"
-    fig = (stream_plot if doc["scenario"] == "stream" else sdes_plot)(plt, doc)
-    fig.suptitle(f"pario bench {doc['scenario']}, {doc.get('created_utc', '')}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
-    plt.close(fig)
-    return None
+    figure = stream_plot if doc["scenario"] == "stream" else sdes_plot
+    return gb.draw(doc, png_path, figure,
+                   f"pario bench {doc['scenario']}, {doc.get('created_utc', '')}")
