@@ -6,6 +6,7 @@
   pario bench coll3d                  one I/O scenario on pario, OMPIO, ROMIO and the
                                       physical limit, interleaved and repeated
   pario bench am|put|bcast            the gas benchmarks next to plain MPI
+  pario bench stream|sdes             the pgas experiments (STREAM, S-DES) next to plain C/MPI
   pario report bench.json             the Markdown summary (and --png plot) of a result
   pario report trace.json --html P    a trace (PARIO_TRACE=trace.json): Markdown, PNG,
                                       an HTML page, and advice

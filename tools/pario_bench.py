@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pario_env
 import pario_gasbench
+import pario_pgasbench
 import pario_report
 import pario_testbed
 
@@ -406,22 +407,26 @@ class BenchRun:
 def add_arguments(p):
     scenarios = dict((k, v.summary) for k, v in SCENARIOS.items())
     scenarios.update((k, v.summary) for k, v in pario_gasbench.GAS_SCENARIOS.items())
+    scenarios.update((k, v.summary) for k, v in pario_pgasbench.PGAS_SCENARIOS.items())
     p.add_argument("scenario", choices=list(scenarios),
                    help="; ".join(f"{k}: {v}" for k, v in scenarios.items()))
     p.add_argument("--ranks", "-n",
                    help=f"MPI processes (I/O scenarios: default {IO_DEFAULT_RANKS}, overlap 2; am, put: "
-                   "2 only; bcast: a comma-separated list, default 2,4,8)")
+                   "2 only; bcast: a comma-separated list, default 2,4,8; stream: list, default "
+                   "1,2; sdes: list, default 1,2,4)")
     p.add_argument("--reps", type=int,
                    help=f"repetitions per back end (I/O, default {IO_DEFAULT_REPS}); runs per "
                    f"configuration (gas, default {GAS_DEFAULT_REPS}: each gas program already "
-                   "times 15 interleaved repetitions)")
+                   "times 15 interleaved repetitions); stream, sdes: the program's interleaved "
+                   "repetitions (default 5 and 21)")
     p.add_argument("--paths", default="local,mpi",
-                   help="bcast: node-local and/or MPI path (PARIO_NODE_SIZE=1) (default "
+                   help="bcast, stream, sdes: node-local and/or MPI path (PARIO_NODE_SIZE=1) (default "
                    "local,mpi; am and put always measure both in one run)")
     p.add_argument("--size", help="problem size; coll3d: " + SCENARIOS["coll3d"].size_help +
                    "; ior: " + SCENARIOS["ior"].size_help + "; noncontig: " +
                    SCENARIOS["noncontig"].size_help + "; hpcx: " + SCENARIOS["hpcx"].size_help +
-                   "; overlap: " + SCENARIOS["overlap"].size_help)
+                   "; overlap: " + SCENARIOS["overlap"].size_help +
+                   "; stream: elements per array (default 6291456, multiple of 128 x ranks)")
     p.add_argument("--quick", action="store_true", help="tiny sizes for a demonstration")
     p.add_argument("--backends", default=",".join(pario_env.ALL_BACKENDS),
                    help="comma-separated, from " + ",".join(pario_env.ALL_BACKENDS) +
@@ -483,24 +488,38 @@ def write_outputs(doc, json_path, markdown, plot, no_plot):
     print("pario bench: wrote " + ", ".join(outputs), file=sys.stderr)
 
 
-def gas_main(args, argv):
-    """pario bench am|put|bcast."""
-    reps = args.reps or GAS_DEFAULT_REPS
-    if reps < 1:
+def run_layer_scenario(args, argv, module, measure):
+    """Runs a gas or pgas scenario through `measure(ranks)`, writes its outputs with the
+    module's Markdown and plot; fails when a run failed or a result failed its check."""
+    if args.reps is not None and args.reps < 1:
         print("pario bench: --reps must be at least 1", file=sys.stderr)
         return 2
     try:
-        ranks = pario_gasbench.resolve_ranks(args)
-        doc = pario_gasbench.measure(args, argv, ranks, reps)
+        doc = measure(module.resolve_ranks(args))
     except pario_env.SetupError as e:
         print(f"pario bench: {e}", file=sys.stderr)
         return 1
     write_outputs(doc, Path(args.json or f"pario-bench-{args.scenario}.json"),
-                  pario_gasbench.markdown, pario_gasbench.plot, args.no_plot)
-    failed = pario_gasbench.failed_runs(doc)
-    if failed:
-        loud(f"{len(failed)} of {len(doc['runs'])} runs FAILED (see the JSON's runs)")
-    return 1 if failed else 0
+                  module.markdown, module.plot, args.no_plot)
+    failed = module.failed_runs(doc)
+    invalid = module.invalid_results(doc) if hasattr(module, "invalid_results") else []
+    if failed or invalid:
+        loud(f"{len(failed)} of {len(doc['runs'])} runs FAILED, {len(invalid)} results failed "
+             "their check (see the JSON)")
+    return 1 if failed or invalid else 0
+
+
+def gas_main(args, argv):
+    """pario bench am|put|bcast."""
+    reps = args.reps or GAS_DEFAULT_REPS
+    return run_layer_scenario(args, argv, pario_gasbench,
+                              lambda ranks: pario_gasbench.measure(args, argv, ranks, reps))
+
+
+def pgas_main(args, argv):
+    """pario bench stream|sdes: the pgas experiments (seed 000)."""
+    return run_layer_scenario(args, argv, pario_pgasbench,
+                              lambda ranks: pario_pgasbench.measure(args, argv, ranks))
 
 
 def io_ranks(args):
@@ -520,7 +539,8 @@ def testbed_options(args):
                             ("--keep-testbed", args.keep_testbed or None)) if v is not None]
     if not args.testbed:
         return f"{', '.join(given)} only with --testbed" if given else None
-    if args.scenario in pario_gasbench.GAS_SCENARIOS:
+    if args.scenario in pario_gasbench.GAS_SCENARIOS or \
+            args.scenario in pario_pgasbench.PGAS_SCENARIOS:
         return "--testbed is for the I/O scenarios"
     args.nodes = pario_testbed.DEFAULT_NODES if args.nodes is None else args.nodes
     args.cache = args.cache or "off"
@@ -537,6 +557,8 @@ def main(args, argv):
         return 2
     if args.scenario in pario_gasbench.GAS_SCENARIOS:
         return gas_main(args, argv)
+    if args.scenario in pario_pgasbench.PGAS_SCENARIOS:
+        return pgas_main(args, argv)
     args.ranks = io_ranks(args)
     args.reps = IO_DEFAULT_REPS if args.reps is None else args.reps
     if args.ranks is None or args.reps < 1 or args.ranks < 1:

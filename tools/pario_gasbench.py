@@ -146,17 +146,40 @@ def aggregate(samples):
     return out
 
 
-def measure(args, argv, ranks, reps):
-    """Runs the scenario; returns the JSON document."""
-    scenario = GAS_SCENARIOS[args.scenario]
+def locate_program(args, name):
+    """The build directory, its MPI and the benchmark program `name` in build/bench."""
     build = pario_env.find_build_dir(args.build)
     mpi = pario_env.Mpi.detect(build, args.mpi)
     if mpi.build_mismatch():
         raise pario_env.SetupError(mpi.build_mismatch())
-    program = build / "bench" / scenario.program
+    program = build / "bench" / name
     if not program.is_file():
         raise pario_env.SetupError(f"{program} not found: build it (cmake --build {build} "
-                                   f"--target {scenario.program})")
+                                   f"--target {name})")
+    return build, mpi, program
+
+
+def launch_logged(cmd, timeout, label, entry, runs):
+    """Runs one configuration: its records; entry (status, seconds) goes to runs."""
+    t0 = time.monotonic()
+    try:
+        records = run_with_retry(cmd, timeout, label)
+        entry.update(status="ok", results=len(records))
+    except RunFailure as e:
+        entry.update(status="failed", reason=str(e))
+        print(f"pario bench: FAILED: {e}", file=sys.stderr, flush=True)
+        records = []
+    entry["seconds"] = round(time.monotonic() - t0, 2)
+    runs.append(entry)
+    print(f"pario bench: {label}: {entry['status']}, {entry['seconds']:.1f} s",
+          file=sys.stderr, flush=True)
+    return records
+
+
+def measure(args, argv, ranks, reps):
+    """Runs the scenario; returns the JSON document."""
+    scenario = GAS_SCENARIOS[args.scenario]
+    build, mpi, program = locate_program(args, scenario.program)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     bad = [p for p in paths if p not in PATHS]
     if bad or not paths:
@@ -169,36 +192,30 @@ def measure(args, argv, ranks, reps):
                 cmd += env_args(mpi, NODE_SIZE_ENV, 1)
             cmd.append(str(program))
             label = f"{args.scenario}, path {path}, {n} ranks, run {rep}"
-            t0 = time.monotonic()
             entry = {"path": path, "ranks": n, "run": rep, "command": cmd}
-            try:
-                records = run_with_retry(cmd, args.timeout, label)
-                entry.update(status="ok", results=len(records))
-            except RunFailure as e:
-                entry.update(status="failed", reason=str(e))
-                print(f"pario bench: FAILED: {e}", file=sys.stderr, flush=True)
-                records = []
-            entry["seconds"] = round(time.monotonic() - t0, 2)
-            runs.append(entry)
-            print(f"pario bench {args.scenario}: {label}: {entry['status']}, "
-                  f"{entry['seconds']:.1f} s", file=sys.stderr, flush=True)
-            for r in records:
+            for r in launch_logged(cmd, args.timeout, label, entry, runs):
                 r["path"] = path_of(r, path)
                 key = (r["path"], r.get("impl"), r.get("op"), r.get("bytes"), r.get("ranks"))
                 samples.setdefault(key, []).append(r)
-    machine = pario_env.machine_info()
-    machine["mpi"] = mpi_version(mpi)
-    machine["mpi_flavor"] = mpi.flavor
-    doc = {
-        "kind": GAS_KIND, "version": 1, "scenario": args.scenario,
-        "summary": scenario.summary, "command": ["pario"] + list(argv),
-        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "params": {"ranks": list(ranks), "paths": paths, "reps": reps,
-                   "program": scenario.program, "build": str(build)},
-        "machine": machine, "runs": runs, "results": aggregate(samples),
-    }
+    params = {"ranks": list(ranks), "paths": paths, "reps": reps,
+              "program": scenario.program, "build": str(build)}
+    doc = document(GAS_KIND, args, argv, scenario.summary, mpi, params, runs,
+                   aggregate(samples))
     doc["targets"] = targets(doc)
     return doc
+
+
+def document(kind, args, argv, summary, mpi, params, runs, results, machine=None):
+    """The JSON document of a run: what ran, on which machine, and the results."""
+    machine = machine or pario_env.machine_info()
+    machine["mpi"] = mpi_version(mpi)
+    machine["mpi_flavor"] = mpi.flavor
+    return {
+        "kind": kind, "version": 1, "scenario": args.scenario, "summary": summary,
+        "command": ["pario"] + list(argv),
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "params": params, "machine": machine, "runs": runs, "results": results,
+    }
 
 
 def mpi_version(mpi):
@@ -211,17 +228,23 @@ def mpi_version(mpi):
     return out.strip().splitlines()[0] if out.strip() else ""
 
 
+def parse_ranks(text, default):
+    """Rank counts from --ranks (a number or a comma-separated list), else default."""
+    if not text:
+        return list(default)
+    try:
+        ranks = [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise pario_env.SetupError(f"--ranks {text}: not a number list")
+    if not ranks or min(ranks) < 1:
+        raise pario_env.SetupError("--ranks must be at least 1")
+    return ranks
+
+
 def resolve_ranks(args):
     """Rank counts from --ranks (a number or a comma-separated list) or the defaults."""
     scenario = GAS_SCENARIOS[args.scenario]
-    if not args.ranks:
-        return list(scenario.ranks)
-    try:
-        ranks = [int(x) for x in str(args.ranks).split(",") if x.strip()]
-    except ValueError:
-        raise pario_env.SetupError(f"--ranks {args.ranks}: not a number list")
-    if not ranks or min(ranks) < 1:
-        raise pario_env.SetupError("--ranks must be at least 1")
+    ranks = parse_ranks(args.ranks, scenario.ranks)
     if scenario.fixed_ranks and ranks != list(scenario.ranks):
         raise pario_env.SetupError(f"{args.scenario} runs with exactly "
                                    f"{','.join(map(str, scenario.ranks))} ranks")
@@ -557,8 +580,8 @@ def bcast_plot(plt, doc):
 PLOTS = {"am": am_plot, "put": put_plot, "bcast": bcast_plot}
 
 
-def plot(doc, png_path):
-    """Writes the scenario's plot; returns a problem or None."""
+def draw(doc, png_path, figure, title):
+    """Draws figure(plt, doc) titled `title` into png_path; returns a problem or None."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -567,12 +590,18 @@ def plot(doc, png_path):
         return f"matplotlib unavailable ({e}); install python3-matplotlib"
     if not doc.get("results"):
         return "no results to plot"
-    fig = PLOTS[doc["scenario"]](plt, doc)
-    runs = doc.get("params", {}).get("reps", 1)
-    fig.suptitle(f"pario bench {doc['scenario']}, {doc.get('created_utc', '')}: medians of "
-                 f"{BENCH_REPS_PER_RUN} repetitions" + (f", median of {runs} runs" if runs > 1
-                                                       else ""), fontsize=10)
+    fig = figure(plt, doc)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)
     plt.close(fig)
     return None
+
+
+def plot(doc, png_path):
+    """Writes the scenario's plot; returns a problem or None."""
+    runs = doc.get("params", {}).get("reps", 1)
+    title = (f"pario bench {doc['scenario']}, {doc.get('created_utc', '')}: medians of "
+             f"{BENCH_REPS_PER_RUN} repetitions" + (f", median of {runs} runs" if runs > 1
+                                                   else ""))
+    return draw(doc, png_path, PLOTS[doc["scenario"]], title)

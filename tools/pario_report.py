@@ -3,15 +3,16 @@
 Each input kind has a reporter: a Markdown function and an optional plot function,
 registered in REPORTERS under the document's "kind" field: "pario-bench" (the I/O
 scenarios of `pario bench`) and "pario-gasbench" (its gas scenarios am, put, bcast,
-rendered by pario_gasbench). Trace documents ("pario-trace", written by the io
-layer under PARIO_TRACE) are rendered by pario_trace, which also writes the HTML
-page (--html) and gives advice.
+rendered by pario_gasbench) and "pario-pgasbench" (stream, sdes: pario_pgasbench).
+Trace documents ("pario-trace", written by the io layer under PARIO_TRACE) are
+rendered by pario_trace, which also writes the HTML page (--html) and gives advice.
 """
 import json
 import sys
 from pathlib import Path
 
 import pario_gasbench
+import pario_pgasbench
 import pario_testbed
 import pario_trace
 
@@ -201,6 +202,8 @@ def bench_plot(doc, png_path):
 REPORTERS = {
     BENCH_KIND: {"markdown": bench_markdown, "plot": bench_plot},
     pario_gasbench.GAS_KIND: {"markdown": pario_gasbench.markdown, "plot": pario_gasbench.plot},
+    pario_pgasbench.PGAS_KIND: {"markdown": pario_pgasbench.markdown,
+                                "plot": pario_pgasbench.plot},
     TRACE_KIND: {"markdown": pario_trace.markdown, "plot": pario_trace.plot},
 }
 

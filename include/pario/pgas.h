@@ -203,8 +203,8 @@ static inline int64_t pario_pgas_floordiv(int64_t a, int64_t b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* p + n elements in array order (n may be negative). */
-static inline pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p, int64_t n) {
+/* p + n elements in array order, any n (pario_pgas_ptr_add's general case). */
+static inline pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n) {
     int64_t es = (int64_t)p.elem_size;
     if (p.block == 0) {
         p.addr = (uint64_t)((int64_t)p.addr + n * es);
@@ -219,6 +219,38 @@ static inline pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p, int64_t n) {
     p.rank = (uint32_t)(in_row / b);
     p.phase = (uint64_t)phase;
     return p;
+}
+
+/* From the last element of a block to the first of the next block in array
+ * order: the next rank, or rank 0 one row further on. */
+static inline pario_pgas_ptr pario_pgas_next_block(pario_pgas_ptr p) {
+    uint64_t back = (p.block - 1) * p.elem_size; /* to the block's start */
+    if (p.rank + 1 < p.nranks) {
+        p.rank++;
+        p.addr -= back;
+    } else {
+        p.rank = 0;
+        p.addr += p.elem_size; /* block start + B elements */
+    }
+    p.phase = 0;
+    return p;
+}
+
+/* p + n elements in array order (n may be negative). Always inline: steps
+ * that stay in the block, and a step of one to the next block, need no
+ * division, so a loop walking a pointer pays for one only where it jumps
+ * further (pario_pgas_ptr_add_any). */
+static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p,
+                                                                               int64_t n) {
+    int64_t at = (int64_t)p.phase, es = (int64_t)p.elem_size;
+    if (p.block == 0 || (n >= -at && n < (int64_t)p.block - at)) {
+        p.addr = (uint64_t)((int64_t)p.addr + n * es);
+        p.phase = p.block == 0 ? p.phase : (uint64_t)(at + n);
+        return p;
+    }
+    if (n == 1 && at == (int64_t)p.block - 1 && p.nranks > 0)
+        return pario_pgas_next_block(p);
+    return pario_pgas_ptr_add_any(p, n);
 }
 
 /* p - q in elements, for two pointers into one array (same type). */
@@ -297,9 +329,35 @@ uint64_t pario_pgas_local_count(const pario_pgas_array *a, int rank);
 
 /* Pointer to element i; PARIO_ERR_ARG naming i when i >= count. */
 int pario_pgas_index(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, pario_pgas_ptr *p);
-/* The same without the check (i < count is the caller's promise). */
-static inline pario_pgas_ptr pario_pgas_elem(const pario_pgas_array *a, uint64_t i) {
-    return pario_pgas_ptr_add(a->base, (int64_t)i);
+/* x / d and x % d; shifts when d is a power of two (block factors and team
+ * sizes often are), no division when x < d. */
+static inline uint64_t pario_pgas_divmod(uint64_t x, uint64_t d, uint64_t *rem) {
+    if (x < d) {
+        *rem = x;
+        return 0;
+    }
+    if ((d & (d - 1)) == 0) {
+        *rem = x & (d - 1);
+        return x >> __builtin_ctzll(d);
+    }
+    uint64_t q = x / d;
+    *rem = x - q * d;
+    return q;
+}
+
+/* The same without the check (i < count is the caller's promise). Element i
+ * is in block i / B, on rank (i / B) % nranks, row (i / B) / nranks. */
+static inline __attribute__((always_inline)) pario_pgas_ptr
+pario_pgas_elem(const pario_pgas_array *a, uint64_t i) {
+    pario_pgas_ptr p = a->base;
+    if (p.block == 0 || p.phase != 0 || p.rank != 0 || p.nranks == 0)
+        return pario_pgas_ptr_add_any(p, (int64_t)i);
+    uint64_t phase = 0, rank = 0;
+    uint64_t row = pario_pgas_divmod(pario_pgas_divmod(i, p.block, &phase), p.nranks, &rank);
+    p.addr += (row * p.block + phase) * p.elem_size;
+    p.rank = (uint32_t)rank;
+    p.phase = phase;
+    return p;
 }
 
 /* ---- cast to local ------------------------------------------------------------- */
@@ -308,13 +366,19 @@ static inline pario_pgas_ptr pario_pgas_elem(const pario_pgas_array *a, uint64_t
  * ranks on the same node. NULL where it cannot (another node, a pointer that
  * is not to shared memory). Any thread may use the result for loads and
  * stores until the array is freed; those accesses are relaxed. */
-static inline void *pario_pgas_cast(const pario_pgas *ctx, pario_pgas_ptr p) {
+static inline __attribute__((always_inline)) void *pario_pgas_cast(const pario_pgas *ctx,
+                                                                   pario_pgas_ptr p) {
     const pario_pgas_local_map *m = pario_pgas_map(ctx);
-    if (p.nranks != m->nranks || p.rank >= m->nranks || !m->base[p.rank] || p.elem_size == 0 ||
-        p.phase > (p.block ? p.block - 1 : 0) || p.addr < m->heap_lo || p.addr >= m->heap_hi ||
-        p.elem_size > m->heap_hi - p.addr)
+    /* Every test at once (no early exit): one branch on the access path. The
+     * first address outside the heaps wraps around when addr < heap_lo. */
+    uint64_t last_phase = p.block ? p.block - 1 : 0;
+    int bad = (p.nranks != m->nranks) | (p.rank >= m->nranks) | (p.elem_size == 0) |
+              (p.phase > last_phase) | (p.addr - m->heap_lo >= m->heap_hi - m->heap_lo) |
+              (p.elem_size > m->heap_hi - p.addr);
+    if (bad)
         return NULL;
-    return m->base[p.rank] + p.addr;
+    unsigned char *base = m->base[p.rank];
+    return base ? base + p.addr : NULL;
 }
 /* Checked: a plain pointer to elements first .. first + count - 1 of a, which
  * must lie in one block of one rank this process maps (so they are
@@ -355,20 +419,23 @@ static inline void pario_pgas_copy_elem(void *dst, const void *src, uint32_t byt
 }
 
 /* Relaxed read / write of the element p points to (p->elem_size bytes). */
-static inline int pario_pgas_get(pario_pgas *ctx, pario_pgas_ptr p, void *dst) {
+static inline __attribute__((always_inline)) int pario_pgas_get(pario_pgas *ctx, pario_pgas_ptr p,
+                                                                void *dst) {
     void *local = pario_pgas_cast(ctx, p);
     if (!local)
         return pario_pgas_get_slow(ctx, p, dst);
     pario_pgas_copy_elem(dst, local, p.elem_size);
     return PARIO_OK;
 }
-static inline int pario_pgas_put(pario_pgas *ctx, pario_pgas_ptr p, const void *src) {
+static inline __attribute__((always_inline)) int pario_pgas_put(pario_pgas *ctx, pario_pgas_ptr p,
+                                                                const void *src) {
     void *local = pario_pgas_cast(ctx, p);
     if (!local)
         return pario_pgas_put_slow(ctx, p, src);
     pario_pgas_copy_elem(local, src, p.elem_size);
     return PARIO_OK;
 }
+
 /* Strict: ordered after every earlier and before every later access. */
 int pario_pgas_get_strict(pario_pgas *ctx, pario_pgas_ptr p, void *dst);
 int pario_pgas_put_strict(pario_pgas *ctx, pario_pgas_ptr p, const void *src);
