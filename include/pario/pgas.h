@@ -14,6 +14,10 @@
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
+ *   upc_mem{get,put,cpy,set}_nb, upc_sync, upc_sync_attempt
+ *                                         pario_pgas_mem*_nb, pario_pgas_sync, _sync_attempt
+ *   upc_mem{get,put,cpy,set}_nbi, upc_synci, upc_sync_attempti
+ *                                         pario_pgas_mem*_nbi, pario_pgas_synci, _sync_attempti
  *   upc_forall (...; &a[i])               pario_pgas_owned_next (owned block ranges)
  *   upc_forall (...; i)                   pario_pgas_has_affinity_int
  *   upc_barrier / upc_notify / upc_wait   pario_pgas_barrier / _notify / _wait
@@ -395,6 +399,65 @@ int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst
 /* Every byte of elements first .. first + count - 1 set to value. */
 int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
                       uint64_t count);
+
+/* ---- non-blocking bulk access (UPC 1.3 upc_nb.h) ---------------------------------------- */
+
+/* The same transfers as memget/memput/memcpy/memset, started by the call and
+ * completed later. How: the range is checked and split into runs as for the
+ * blocking calls; runs on ranks this process maps are copied in the call;
+ * every other run is started as a gas non-blocking put/get, which between
+ * nodes is an MPI_Rput/MPI_Rget in gas's passive-target epoch, and is left in
+ * flight. The MPI library moves those bytes while the caller computes (how
+ * far without further MPI calls depends on its RMA component; docs/pgas.md
+ * has the measurement). Completion waits for the requests and flushes the
+ * target (remote completion of puts), as the blocking calls do.
+ *
+ * Explicit handles (upc_memcpy_nb family): *h names the transfer until
+ * pario_pgas_sync or a successful pario_pgas_sync_attempt completes it; then
+ * it is spent. A call that finished everything at once returns
+ * PARIO_PGAS_COMPLETE_HANDLE, whose sync succeeds immediately. Syncing a
+ * handle twice, or a value no call returned: PARIO_ERR_REQUEST naming the
+ * handle, nothing else happens. Fences, strict accesses and barriers do not
+ * complete explicit-handle transfers: until synced, their
+ * local buffer must not be touched and the shared bytes are undefined to
+ * other ranks.
+ * Implicit handles (upc_memcpy_nbi family): pario_pgas_synci completes every
+ * implicit transfer of the caller, pario_pgas_sync_attempti does when they
+ * have all finished; pario_pgas_fence, strict accesses, barrier and notify,
+ * lock release and finalize complete them too.
+ * Bad arguments (range outside the array, element sizes differing, ...) fail
+ * in the starting call with the blocking call's code and message, and nothing
+ * moves; a failure after transfers started waits for them before returning
+ * (no handle is given). Finalize completes transfers never synced. */
+typedef uint64_t pario_pgas_handle;
+#define PARIO_PGAS_COMPLETE_HANDLE ((pario_pgas_handle)0)
+
+int pario_pgas_memget_nb(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                         uint64_t count, pario_pgas_handle *h);
+int pario_pgas_memput_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
+                         const void *src, uint64_t count, pario_pgas_handle *h);
+int pario_pgas_memcpy_nb(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                         const pario_pgas_array *src, uint64_t src_first, uint64_t count,
+                         pario_pgas_handle *h);
+int pario_pgas_memset_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                         uint64_t count, pario_pgas_handle *h);
+/* upc_sync: blocks until the transfer of h is complete; h is then spent. */
+int pario_pgas_sync(pario_pgas *ctx, pario_pgas_handle h);
+/* upc_sync_attempt: *done = 1 (and h spent) when complete, else 0. */
+int pario_pgas_sync_attempt(pario_pgas *ctx, pario_pgas_handle h, int *done);
+
+int pario_pgas_memget_nbi(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                          uint64_t count);
+int pario_pgas_memput_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
+                          const void *src, uint64_t count);
+int pario_pgas_memcpy_nbi(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                          const pario_pgas_array *src, uint64_t src_first, uint64_t count);
+/* A memset_nbi with another value than one still in flight completes that one first. */
+int pario_pgas_memset_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                          uint64_t count);
+/* upc_synci / upc_sync_attempti: every implicit-handle transfer of the caller. */
+int pario_pgas_synci(pario_pgas *ctx);
+int pario_pgas_sync_attempti(pario_pgas *ctx, int *done);
 
 /* ---- affinity ------------------------------------------------------------------------ */
 

@@ -158,6 +158,7 @@ static int map_segments(pario_pgas *ctx) {
 static int setup(pario_pgas *ctx, MPI_Comm comm, const pario_pgas_config *cfg) {
     ctx->comm = MPI_COMM_NULL;
     ctx->barrier_req = MPI_REQUEST_NULL;
+    ctx->nbi.grow = 1;
     int rc = pario_gas_team_create(comm, &ctx->team, &ctx->last);
     if (rc != PARIO_OK)
         return rc;
@@ -218,6 +219,9 @@ int pario_pgas_finalize(pario_pgas **pctx) {
     /* A notify without its wait: complete it (MPI forbids freeing the
      * request of a pending non-blocking collective). */
     int rc = ctx->notified ? pario_pgas_wait(ctx, PARIO_PGAS_ANY) : PARIO_OK;
+    /* Transfers never synced end here, before their memory goes. */
+    int nrc = pgas_nb_release(ctx);
+    rc = rc != PARIO_OK ? rc : nrc;
     /* Nobody may still be waiting for this rank's book or atomics. */
     int brc = pario_gas_barrier(ctx->team);
     release(ctx);

@@ -39,6 +39,23 @@ typedef struct pgas_heap {
     uint64_t next_id; /* serial of the next allocation (never 0) */
 } pgas_heap;
 
+/* A list of gas transfers in flight. Bounded (a blocking call's, on its
+ * stack: waits when full) or growing (a non-blocking call's, kept in its
+ * handle until synced). fill is a memset pattern the transfers read from. */
+typedef struct pgas_batch {
+    pario_gas_event *ev;
+    size_t n, cap;
+    int grow;
+    unsigned char *fill;
+} pgas_batch;
+
+/* The transfers of one explicit handle, or of the implicit ones. */
+typedef struct pgas_nb_slot {
+    pgas_batch batch;
+    uint32_t generation; /* part of the handle: a stale handle does not match */
+    int in_use;
+} pgas_nb_slot;
+
 /* Which heap a request names. */
 enum pgas_region { PGAS_SYMMETRIC = 0, PGAS_LOCAL = 1 };
 
@@ -56,6 +73,9 @@ struct pario_pgas {
     int notified; /* between notify and wait */
     MPI_Request barrier_req;
     int64_t barrier_send[2], barrier_recv[2];
+    pgas_nb_slot *nb;  /* explicit handles' slots */
+    size_t nb_count;   /* slots allocated */
+    pgas_batch nbi;    /* implicit-handle transfers not yet synced */
     pario_error last;
 };
 
@@ -88,6 +108,27 @@ int pgas_book_register(pario_pgas *ctx);
 int pgas_book_alloc(pario_pgas *ctx, int region, int keeper, uint64_t bytes, uint64_t *offset,
                     uint64_t *id);
 int pgas_book_free(pario_pgas *ctx, int region, int keeper, uint64_t offset, uint64_t id);
+
+/* ---- bulk transfers (access.c) ---- */
+/* Waits for every transfer of b; b is empty after it. */
+int pgas_batch_finish(pario_pgas *ctx, pgas_batch *b);
+/* Check the range, copy what is mapped, start gas transfers for the rest
+ * into b. On failure, transfers already started stay in b. */
+int pgas_memget_start(pario_pgas *ctx, pgas_batch *b, void *dst, const pario_pgas_array *a,
+                      uint64_t first, uint64_t count, const char *what);
+int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      const void *src, uint64_t count, const char *what);
+int pgas_memset_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      int value, uint64_t count, const char *what);
+int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *dst,
+                      uint64_t dst_first, const pario_pgas_array *src, uint64_t src_first,
+                      uint64_t count, const char *what);
+
+/* ---- non-blocking transfers (nb.c) ---- */
+/* Completes every implicit-handle transfer (fence, strict access, barrier). */
+int pgas_nb_sync_implicit(pario_pgas *ctx);
+/* Completes every outstanding transfer and frees the handles (finalize). */
+int pgas_nb_release(pario_pgas *ctx);
 
 /* ---- layout (array.c) ---- */
 /* PARIO_OK if p is a pointer into this context's heaps. */
