@@ -25,6 +25,13 @@
  *   upc_all_lock_alloc, upc_global_lock_alloc   pario_pgas_all_lock_alloc, _global_lock_alloc
  *   upc_lock / upc_lock_attempt / upc_unlock    pario_pgas_lock_acquire / _attempt / _release
  *   upc_lock_free, upc_all_lock_free      pario_pgas_lock_free, pario_pgas_all_lock_free
+ *   upc_all_broadcast/scatter/gather      pario_pgas_all_broadcast/_scatter/_gather
+ *   upc_all_gather_all/exchange/permute   pario_pgas_all_gather_all/_exchange/_permute
+ *   upc_all_reduceT, upc_all_prefix_reduceT
+ *                                         pario_pgas_all_reduce, _all_prefix_reduce (type T
+ *                                         as PARIO_PGAS_CHAR ... PARIO_PGAS_LDOUBLE)
+ *   UPC_ADD ... UPC_NONCOMM_FUNC          PARIO_PGAS_ADD ... PARIO_PGAS_NONCOMM_FUNC
+ *   UPC_IN_/UPC_OUT_ NOSYNC/MYSYNC/ALLSYNC   PARIO_PGAS_IN_/_OUT_ NOSYNC/MYSYNC/ALLSYNC
  *
  * ---- Context ----------------------------------------------------------------
  * pario_pgas_init is collective over a communicator; its ranks are the UPC
@@ -499,6 +506,126 @@ int pario_pgas_fence(pario_pgas *ctx);
 /* Runs pending requests of other ranks (allocation service, off-node atomics).
  * A rank that computes for long without pgas calls should call it now and then. */
 int pario_pgas_poll(pario_pgas *ctx);
+
+/* ---- collectives (UPC 1.3 upc_collective.h) --------------------------------------------------- */
+
+/* Every function below is collective over the context's ranks; every rank
+ * passes the same arguments (user functions excepted). Pointers name shared
+ * memory as in UPC: a pointer is viewed as the type the UPC function names
+ * (pario_pgas_ptr_retype: rank and address kept, phase reset when the type
+ * changes), so any array, block factor or starting rank may be passed.
+ *
+ * Relocalization (nbytes per block; "the block of X on rank i" is the block
+ * of X viewed as shared [nbytes] char, or [nbytes * THREADS] char where noted,
+ * with affinity to rank i; "X[i]" is the i-th nbytes piece of an indefinite
+ * (shared []) view, all on X's rank):
+ *   broadcast   src[0] (shared [] on one rank)     -> the block of dst on every rank
+ *   scatter     src[i] (shared [] on one rank)     -> the block of dst on rank i
+ *   gather      the block of src on rank i          -> dst[i] (shared [] on one rank)
+ *   gather_all  the block of src on rank i          -> piece i of the [nbytes*THREADS]
+ *                                                      block of dst on every rank
+ *   exchange    piece i of src's [nbytes*THREADS] block on rank j
+ *                                                   -> piece j of dst's block on rank i
+ *   permute     the block of src on rank i          -> the block of dst on rank perm[i]
+ *               (perm: THREADS ints in shared memory, a permutation of 0..THREADS-1)
+ * They move data with MPI's non-blocking collectives (Ibcast, Iscatter,
+ * Igather, Iallgather, Ialltoall; permute: one Isend/Irecv pair) straight
+ * between the segments, completed while serving gas requests.
+ *
+ * Computation: reduce folds src[0 .. nelems-1] (viewed as shared [blk_size] T,
+ * blk_size 0 = indefinite) with op into the one T at dst; prefix_reduce
+ * writes dst[i] = src[0] op ... op src[i] (dst viewed like src). Each rank
+ * folds the elements it owns; the partial results meet at dst's rank
+ * (reduce: MPI_Igatherv) or at every rank (prefix: MPI_Iallgatherv of one
+ * partial per block), where they are combined in array order. Types: every C
+ * integer type and float, double, long double; ops: + * & | ^ && || min max,
+ * PARIO_PGAS_FUNC (fn associative and commutative: the order of operands is
+ * unspecified) and PARIO_PGAS_NONCOMM_FUNC (fn associative only: operands are
+ * combined in array order, src[0] leftmost). fn(acc, x) sets *acc = *acc op *x.
+ * & | ^ on a floating type, a FUNC op without fn, nelems 0 for reduce:
+ * PARIO_ERR_ARG. Floating sums may differ from a serial sum by rounding.
+ *
+ * Synchronisation flags (UPC_IN_* | UPC_OUT_*; 0 means IN_ALLSYNC |
+ * OUT_ALLSYNC). The call first completes the caller's earlier accesses
+ * (fence) and then agrees on the arguments among all ranks (one allreduce),
+ * so every rank has entered before any data moves: every IN mode acts as
+ * IN_ALLSYNC. OUT_ALLSYNC: no rank returns before every rank's part is done
+ * (one allreduce that also agrees on the outcome). OUT_MYSYNC: a rank returns
+ * when the data with its affinity is read and written (MPI collective
+ * completion; prefix_reduce, whose results other ranks may write, acts as
+ * OUT_ALLSYNC). OUT_NOSYNC: as OUT_MYSYNC (prefix_reduce: returns when its
+ * own writes are complete). More than one IN or OUT flag, unknown bits:
+ * PARIO_ERR_ARG.
+ *
+ * Errors (the same code on every rank, nothing moved): arguments differing
+ * between ranks: PARIO_ERR_NOT_SAME; a pointer not to shared memory, a block
+ * that runs past the heaps or is not contiguous (phase != 0 in its view), a
+ * perm that is not a permutation, sizes over 2 GiB: PARIO_ERR_ARG (the
+ * message names the argument and the rank that found it); a call between
+ * notify and wait: PARIO_ERR_REQUEST on that rank, PARIO_ERR_ARG on the others. */
+#define PARIO_PGAS_IN_NOSYNC 0x1
+#define PARIO_PGAS_IN_MYSYNC 0x2
+#define PARIO_PGAS_IN_ALLSYNC 0x4
+#define PARIO_PGAS_OUT_NOSYNC 0x8
+#define PARIO_PGAS_OUT_MYSYNC 0x10
+#define PARIO_PGAS_OUT_ALLSYNC 0x20
+
+int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                             size_t nbytes, int flags);
+int pario_pgas_all_scatter(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                           int flags);
+int pario_pgas_all_gather(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                          int flags);
+int pario_pgas_all_gather_all(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                              size_t nbytes, int flags);
+int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                            size_t nbytes, int flags);
+int pario_pgas_all_permute(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                           pario_pgas_ptr perm, size_t nbytes, int flags);
+
+/* The T of upc_all_reduceT (C, UC, S, US, I, UI, L, UL, F, D, LD; LL and ULL added). */
+typedef enum pario_pgas_type {
+    PARIO_PGAS_CHAR, /* signed char */
+    PARIO_PGAS_UCHAR,
+    PARIO_PGAS_SHORT,
+    PARIO_PGAS_USHORT,
+    PARIO_PGAS_INT,
+    PARIO_PGAS_UINT,
+    PARIO_PGAS_LONG,
+    PARIO_PGAS_ULONG,
+    PARIO_PGAS_LLONG,
+    PARIO_PGAS_ULLONG,
+    PARIO_PGAS_FLOAT,
+    PARIO_PGAS_DOUBLE,
+    PARIO_PGAS_LDOUBLE,
+    PARIO_PGAS_TYPE_COUNT /* not a type */
+} pario_pgas_type;
+
+/* upc_op_t */
+typedef enum pario_pgas_op {
+    PARIO_PGAS_ADD,
+    PARIO_PGAS_MULT,
+    PARIO_PGAS_AND,
+    PARIO_PGAS_OR,
+    PARIO_PGAS_XOR,
+    PARIO_PGAS_LOGAND,
+    PARIO_PGAS_LOGOR,
+    PARIO_PGAS_MIN,
+    PARIO_PGAS_MAX,
+    PARIO_PGAS_FUNC,
+    PARIO_PGAS_NONCOMM_FUNC,
+    PARIO_PGAS_OP_COUNT /* not an op */
+} pario_pgas_op;
+
+/* User operation: *acc = *acc op *x, both of the reduction's type. */
+typedef void (*pario_pgas_reduce_fn)(void *acc, const void *x);
+
+int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                          pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
+                          uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);
+int pario_pgas_all_prefix_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                                 pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
+                                 uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);
 
 /* ---- locks ---------------------------------------------------------------------------------- */
 

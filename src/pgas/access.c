@@ -132,11 +132,6 @@ static int batch_end(pario_pgas *ctx, pgas_batch *b, int rc) {
     return rc != PARIO_OK ? rc : wrc;
 }
 
-/* A bounded batch on the caller's stack, for the blocking calls. */
-#define STACK_BATCH(name)                                                                          \
-    pario_gas_event name##_ev[PGAS_BATCH_EVENTS];                                                  \
-    pgas_batch name = {name##_ev, 0, PGAS_BATCH_EVENTS, 0, NULL}
-
 /* Mapped address of a run, or NULL. */
 static unsigned char *run_local(pario_pgas *ctx, pgas_run r) {
     return ctx->base[r.rank] ? ctx->base[r.rank] + r.addr : NULL;
@@ -164,11 +159,9 @@ int pgas_memget_start(pario_pgas *ctx, pgas_batch *b, void *dst, const pario_pga
     return rc;
 }
 
-int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
-                      const void *src, uint64_t count, const char *what) {
-    int rc = pgas_check_range(ctx, a, first, count, what);
-    if (rc != PARIO_OK)
-        return rc;
+int pgas_memput_runs(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                     const void *src, uint64_t count) {
+    int rc = PARIO_OK;
     const unsigned char *in = src;
     uint64_t es = a->base.elem_size, end = first + count;
     for (uint64_t i = first; i < end && rc == PARIO_OK;) {
@@ -184,16 +177,22 @@ int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a,
     return rc;
 }
 
+int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      const void *src, uint64_t count, const char *what) {
+    int rc = pgas_check_range(ctx, a, first, count, what);
+    return rc == PARIO_OK ? pgas_memput_runs(ctx, b, a, first, src, count) : rc;
+}
+
 int pario_pgas_memget(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
                       uint64_t count) {
-    STACK_BATCH(b);
+    PGAS_STACK_BATCH(b);
     int rc = pgas_memget_start(ctx, &b, dst, a, first, count, "pario_pgas_memget");
     return batch_end(ctx, &b, rc);
 }
 
 int pario_pgas_memput(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, const void *src,
                       uint64_t count) {
-    STACK_BATCH(b);
+    PGAS_STACK_BATCH(b);
     int rc = pgas_memput_start(ctx, &b, a, first, src, count, "pario_pgas_memput");
     return batch_end(ctx, &b, rc);
 }
@@ -237,7 +236,7 @@ int pgas_memset_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a,
 
 int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
                       uint64_t count) {
-    STACK_BATCH(b);
+    PGAS_STACK_BATCH(b);
     int rc = pgas_memset_start(ctx, &b, a, first, value, count, "pario_pgas_memset");
     rc = batch_end(ctx, &b, rc);
     free(b.fill);
@@ -305,7 +304,7 @@ int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *ds
 
 int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
                       const pario_pgas_array *src, uint64_t src_first, uint64_t count) {
-    STACK_BATCH(b);
+    PGAS_STACK_BATCH(b);
     int rc = pgas_memcpy_start(ctx, &b, dst, dst_first, src, src_first, count, "pario_pgas_memcpy");
     return batch_end(ctx, &b, rc);
 }

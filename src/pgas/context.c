@@ -33,6 +33,18 @@ int pgas_idle_step(pario_pgas *ctx, int *idle) {
     return PARIO_OK;
 }
 
+int pgas_wait_requests(pario_pgas *ctx, int count, MPI_Request *reqs, const char *what) {
+    int done = 0, idle = 0, rc = PARIO_OK;
+    while (rc == PARIO_OK) {
+        if (MPI_Testall(count, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return pgas_fail(ctx, PARIO_ERR_COMM, "pgas: %s: MPI_Testall failed", what);
+        if (done)
+            break;
+        rc = pgas_idle_step(ctx, &idle);
+    }
+    return rc;
+}
+
 /* Order-preserving map of unsigned to signed 64-bit values (for MAX). */
 static int64_t as_signed(uint64_t v) {
     return (int64_t)(v ^ ((uint64_t)1 << 63));

@@ -49,6 +49,11 @@ typedef struct pgas_batch {
     unsigned char *fill;
 } pgas_batch;
 
+/* A bounded batch on the caller's stack, for the blocking calls. */
+#define PGAS_STACK_BATCH(name)                                                                     \
+    pario_gas_event name##_ev[PGAS_BATCH_EVENTS];                                                  \
+    pgas_batch name = {name##_ev, 0, PGAS_BATCH_EVENTS, 0, NULL}
+
 /* The transfers of one explicit handle, or of the implicit ones. */
 typedef struct pgas_nb_slot {
     pgas_batch batch;
@@ -86,6 +91,9 @@ int pgas_fail(pario_pgas *ctx, int code, const char *fmt, ...)
 int pgas_gas_failed(pario_pgas *ctx, int rc, const char *what);
 /* One step of a waiting loop: poll gas, yield after idle spins. */
 int pgas_idle_step(pario_pgas *ctx, int *idle);
+/* Completes MPI requests while serving other ranks' gas requests (a rank
+ * blocked in MPI alone would leave their atomics and allocations waiting). */
+int pgas_wait_requests(pario_pgas *ctx, int count, MPI_Request *reqs, const char *what);
 /* Every rank passes n equal values (compared as unsigned): PARIO_OK on all,
  * or PARIO_ERR_NOT_SAME on all; local_bad != 0 on any rank makes every rank
  * return PARIO_ERR_ARG. */
@@ -118,6 +126,9 @@ int pgas_memget_start(pario_pgas *ctx, pgas_batch *b, void *dst, const pario_pga
                       uint64_t first, uint64_t count, const char *what);
 int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
                       const void *src, uint64_t count, const char *what);
+/* memput without the checks (the caller checked every run). */
+int pgas_memput_runs(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                     const void *src, uint64_t count);
 int pgas_memset_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
                       int value, uint64_t count, const char *what);
 int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *dst,
@@ -129,6 +140,17 @@ int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *ds
 int pgas_nb_sync_implicit(pario_pgas *ctx);
 /* Completes every outstanding transfer and frees the handles (finalize). */
 int pgas_nb_release(pario_pgas *ctx);
+
+/* ---- collectives (coll.c) ---- */
+/* Entry of a collective: a call between notify and wait or bad flags make
+ * the caller's arguments bad; fence; then every rank agrees on args (which
+ * include the flags). The same code on every rank. */
+int pgas_coll_begin(pario_pgas *ctx, const char *what, int flags, int local_bad,
+                    const uint64_t *args, int nargs);
+/* Exit: with OUT_ALLSYNC every rank waits for all and they agree on rc. */
+int pgas_coll_end(pario_pgas *ctx, const char *what, int flags, int rc);
+/* Checks the start of an MPI non-blocking call (mrc) and completes *req. */
+int pgas_coll_mpi(pario_pgas *ctx, const char *what, int mrc, MPI_Request *req);
 
 /* ---- layout (array.c) ---- */
 /* PARIO_OK if p is a pointer into this context's heaps. */
@@ -147,6 +169,8 @@ typedef struct pgas_run {
 } pgas_run;
 /* The run starting at element i, cut at element end. */
 pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end);
+/* The same for the elements p, p + 1, ... (p may have any phase). */
+pgas_run pgas_ptr_run_at(pario_pgas_ptr p, uint64_t i, uint64_t end);
 
 /* Rounds n up to a multiple of PGAS_ALIGN (n < 2^63). */
 static inline uint64_t pgas_align(uint64_t n) {
