@@ -23,13 +23,17 @@ typedef void (*fold_fn)(int op, void *acc, const void *x, uint64_t n, void *out,
                         pario_pgas_reduce_fn fn);
 
 /* One op's loop. P is the type T's values are computed in (small unsigned
- * types in unsigned, so * never overflows a signed int). */
+ * types in unsigned, so * never overflows a signed int). Elements are loaded
+ * and stored with memcpy: a segment need not be aligned for every type
+ * (MPI's allocation gives 8 bytes, long double wants 16). */
 #define FOLD_LOOP(T, P, EXPR)                                                                      \
     for (uint64_t i = 0; i < n; i++) {                                                             \
-        P v = (P)x[i], s = (P)a;                                                                   \
+        T xi;                                                                                      \
+        memcpy(&xi, x + i * sizeof(T), sizeof(T));                                                 \
+        P v = (P)xi, s = (P)a;                                                                     \
         a = (T)(EXPR);                                                                             \
         if (out)                                                                                   \
-            out[i] = a;                                                                            \
+            memcpy(out + i * sizeof(T), &a, sizeof(T));                                            \
     }                                                                                              \
     break
 
@@ -45,8 +49,9 @@ typedef void (*fold_fn)(int op, void *acc, const void *x, uint64_t n, void *out,
 #define DEFINE_FOLD(NAME, T, P, KIND_OPS)                                                          \
     static void fold_##NAME(int op, void *accp, const void *xp, uint64_t n, void *outp,            \
                             pario_pgas_reduce_fn fn) {                                             \
-        const T *x = xp;                                                                           \
-        T *out = outp, a;                                                                          \
+        const unsigned char *x = xp;                                                               \
+        unsigned char *out = outp;                                                                 \
+        T a;                                                                                       \
         memcpy(&a, accp, sizeof a);                                                                \
         switch (op) {                                                                              \
         case PARIO_PGAS_ADD:                                                                       \
@@ -64,9 +69,11 @@ typedef void (*fold_fn)(int op, void *acc, const void *x, uint64_t n, void *out,
             KIND_OPS(T, P)                                                                         \
         default:                                                                                   \
             for (uint64_t i = 0; i < n; i++) {                                                     \
-                fn(&a, &x[i]);                                                                     \
+                T xi;                                                                              \
+                memcpy(&xi, x + i * sizeof(T), sizeof(T));                                         \
+                fn(&a, &xi);                                                                       \
                 if (out)                                                                           \
-                    out[i] = a;                                                                    \
+                    memcpy(out + i * sizeof(T), &a, sizeof(T));                                    \
             }                                                                                      \
         }                                                                                          \
         memcpy(accp, &a, sizeof a);                                                                \

@@ -319,7 +319,7 @@ static void check_errors(pario_pgas *ctx) {
     /* arguments differing between ranks: every rank fails */
     int rc =
         pario_pgas_all_reduce(ctx, a.r, a.s, PARIO_PGAS_ADD,
-                              me == n - 1 ? PARIO_PGAS_LLONG : PARIO_PGAS_DOUBLE, 16, 2, NULL, 0);
+                              me == n - 1 ? PARIO_PGAS_ULLONG : PARIO_PGAS_DOUBLE, 16, 2, NULL, 0);
     PT_EQ(rc, n > 1 ? PARIO_ERR_NOT_SAME : PARIO_OK);
     rc = pario_pgas_all_prefix_reduce(ctx, a.d, a.s, PARIO_PGAS_MAX, PARIO_PGAS_DOUBLE,
                                       me == 0 ? 15 : 16, 2, NULL, 0);
