@@ -130,6 +130,51 @@ static int agree_two(pario_pgas *ctx, const char *what, int flags, int bad, uint
 
 /* ---- relocalization ---- */
 
+/* The MPI collective behind each relocalization call. */
+typedef enum move_kind {
+    MOVE_BCAST,
+    MOVE_SCATTER,
+    MOVE_GATHER,
+    MOVE_ALLGATHER,
+    MOVE_ALLTOALL
+} move_kind;
+
+/* Starts the collective: in and out are the caller's areas (NULL where it
+ * has none), c the bytes of one piece. */
+static int start_move(pario_pgas *ctx, move_kind kind, unsigned char *in, unsigned char *out, int c,
+                      int root, MPI_Request *req) {
+    MPI_Comm comm = ctx->comm;
+    switch (kind) {
+    case MOVE_BCAST:
+        return MPI_Ibcast(root == ctx->rank ? in : out, c, MPI_BYTE, root, comm, req);
+    case MOVE_SCATTER:
+        return MPI_Iscatter(in, c, MPI_BYTE, out, c, MPI_BYTE, root, comm, req);
+    case MOVE_GATHER:
+        return MPI_Igather(in, c, MPI_BYTE, out, c, MPI_BYTE, root, comm, req);
+    case MOVE_ALLGATHER:
+        return MPI_Iallgather(in, c, MPI_BYTE, out, c, MPI_BYTE, comm, req);
+    default:
+        return MPI_Ialltoall(in, c, MPI_BYTE, out, c, MPI_BYTE, comm, req);
+    }
+}
+
+/* Agreement, the collective, the exit: the body of every call but permute. */
+static int relocalize(pario_pgas *ctx, const char *what, int flags, int bad, size_t nbytes,
+                      pario_pgas_ptr dst, pario_pgas_ptr src, move_kind kind, unsigned char *in,
+                      unsigned char *out, int root) {
+    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
+    if (rc != PARIO_OK)
+        return rc;
+    if (nbytes > 0) {
+        MPI_Request req;
+        rc =
+            pgas_coll_mpi(ctx, what, start_move(ctx, kind, in, out, (int)nbytes, root, &req), &req);
+        if (rc == PARIO_OK && kind == MOVE_BCAST && root == ctx->rank)
+            memmove(out, in, nbytes); /* the root's own block */
+    }
+    return pgas_coll_end(ctx, what, flags, rc);
+}
+
 int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
                              int flags) {
     const char *what = "pario_pgas_all_broadcast";
@@ -137,16 +182,7 @@ int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr
     int root = 0;
     int bad = check_size(ctx, what, nbytes, 1) || my_block(ctx, what, "dst", dst, nbytes, &mine) ||
               root_area(ctx, what, "src", src, nbytes, &root, &from);
-    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
-    if (rc != PARIO_OK || nbytes == 0)
-        return rc == PARIO_OK ? pgas_coll_end(ctx, what, flags, rc) : rc;
-    MPI_Request req;
-    unsigned char *buf = root == ctx->rank ? from : mine;
-    rc = pgas_coll_mpi(ctx, what, MPI_Ibcast(buf, (int)nbytes, MPI_BYTE, root, ctx->comm, &req),
-                       &req);
-    if (rc == PARIO_OK && root == ctx->rank)
-        memmove(mine, from, nbytes);
-    return pgas_coll_end(ctx, what, flags, rc);
+    return relocalize(ctx, what, flags, bad, nbytes, dst, src, MOVE_BCAST, from, mine, root);
 }
 
 int pario_pgas_all_scatter(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
@@ -157,14 +193,7 @@ int pario_pgas_all_scatter(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr s
     int bad = check_size(ctx, what, nbytes, (uint64_t)n) ||
               my_block(ctx, what, "dst", dst, nbytes, &mine) ||
               root_area(ctx, what, "src", src, nbytes * (uint64_t)n, &root, &from);
-    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
-    if (rc != PARIO_OK || nbytes == 0)
-        return rc == PARIO_OK ? pgas_coll_end(ctx, what, flags, rc) : rc;
-    MPI_Request req;
-    int c = (int)nbytes;
-    rc = pgas_coll_mpi(
-        ctx, what, MPI_Iscatter(from, c, MPI_BYTE, mine, c, MPI_BYTE, root, ctx->comm, &req), &req);
-    return pgas_coll_end(ctx, what, flags, rc);
+    return relocalize(ctx, what, flags, bad, nbytes, dst, src, MOVE_SCATTER, from, mine, root);
 }
 
 int pario_pgas_all_gather(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
@@ -175,14 +204,7 @@ int pario_pgas_all_gather(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr sr
     int bad = check_size(ctx, what, nbytes, (uint64_t)n) ||
               my_block(ctx, what, "src", src, nbytes, &mine) ||
               root_area(ctx, what, "dst", dst, nbytes * (uint64_t)n, &root, &to);
-    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
-    if (rc != PARIO_OK || nbytes == 0)
-        return rc == PARIO_OK ? pgas_coll_end(ctx, what, flags, rc) : rc;
-    MPI_Request req;
-    int c = (int)nbytes;
-    rc = pgas_coll_mpi(
-        ctx, what, MPI_Igather(mine, c, MPI_BYTE, to, c, MPI_BYTE, root, ctx->comm, &req), &req);
-    return pgas_coll_end(ctx, what, flags, rc);
+    return relocalize(ctx, what, flags, bad, nbytes, dst, src, MOVE_GATHER, mine, to, root);
 }
 
 int pario_pgas_all_gather_all(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
@@ -192,14 +214,7 @@ int pario_pgas_all_gather_all(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_pt
     uint64_t n = (uint64_t)ctx->nranks;
     int bad = check_size(ctx, what, nbytes, n) || my_block(ctx, what, "src", src, nbytes, &in) ||
               my_block(ctx, what, "dst", dst, nbytes * n, &out);
-    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
-    if (rc != PARIO_OK || nbytes == 0)
-        return rc == PARIO_OK ? pgas_coll_end(ctx, what, flags, rc) : rc;
-    MPI_Request req;
-    int c = (int)nbytes;
-    rc = pgas_coll_mpi(ctx, what,
-                       MPI_Iallgather(in, c, MPI_BYTE, out, c, MPI_BYTE, ctx->comm, &req), &req);
-    return pgas_coll_end(ctx, what, flags, rc);
+    return relocalize(ctx, what, flags, bad, nbytes, dst, src, MOVE_ALLGATHER, in, out, 0);
 }
 
 int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
@@ -210,14 +225,7 @@ int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr 
     int bad = check_size(ctx, what, nbytes, n) ||
               my_block(ctx, what, "src", src, nbytes * n, &in) ||
               my_block(ctx, what, "dst", dst, nbytes * n, &out);
-    int rc = agree_two(ctx, what, flags, bad, nbytes, dst, src, 0);
-    if (rc != PARIO_OK || nbytes == 0)
-        return rc == PARIO_OK ? pgas_coll_end(ctx, what, flags, rc) : rc;
-    MPI_Request req;
-    int c = (int)nbytes;
-    rc = pgas_coll_mpi(ctx, what, MPI_Ialltoall(in, c, MPI_BYTE, out, c, MPI_BYTE, ctx->comm, &req),
-                       &req);
-    return pgas_coll_end(ctx, what, flags, rc);
+    return relocalize(ctx, what, flags, bad, nbytes, dst, src, MOVE_ALLTOALL, in, out, 0);
 }
 
 /* ---- permute ---- */

@@ -90,49 +90,69 @@ static int finish_start_implicit(pario_pgas *ctx, int rc) {
     return rc;
 }
 
+/* One transfer's arguments, whichever kind it is. */
+typedef enum xfer_kind { XFER_GET, XFER_PUT, XFER_COPY, XFER_SET } xfer_kind;
+typedef struct xfer {
+    xfer_kind kind;
+    const char *what;
+    const pario_pgas_array *a, *from; /* the array; the source array of a copy */
+    uint64_t first, from_first, count;
+    void *local; /* get: the destination; put: the source */
+    int value;   /* set */
+} xfer;
+
+static int start(pario_pgas *ctx, pgas_batch *b, const xfer *x) {
+    switch (x->kind) {
+    case XFER_GET:
+        return pgas_memget_start(ctx, b, x->local, x->a, x->first, x->count, x->what);
+    case XFER_PUT:
+        return pgas_memput_start(ctx, b, x->a, x->first, x->local, x->count, x->what);
+    case XFER_COPY:
+        return pgas_memcpy_start(ctx, b, x->a, x->first, x->from, x->from_first, x->count, x->what);
+    default:
+        return pgas_memset_start(ctx, b, x->a, x->first, x->value, x->count, x->what);
+    }
+}
+
+/* An explicit-handle transfer in a free slot. */
+static int start_explicit(pario_pgas *ctx, const xfer *x, pario_pgas_handle *h) {
+    size_t slot = 0;
+    int rc = free_slot(ctx, &slot);
+    if (rc != PARIO_OK)
+        return rc;
+    return finish_start(ctx, slot, start(ctx, &ctx->nb[slot].batch, x), h);
+}
+
+/* An implicit-handle transfer in the implicit list. */
+static int start_implicit(pario_pgas *ctx, const xfer *x) {
+    return finish_start_implicit(ctx, start(ctx, &ctx->nbi, x));
+}
+
 /* ---- explicit handles ---- */
 
 int pario_pgas_memget_nb(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
                          uint64_t count, pario_pgas_handle *h) {
-    size_t slot = 0;
-    int rc = free_slot(ctx, &slot);
-    if (rc != PARIO_OK)
-        return rc;
-    rc = pgas_memget_start(ctx, &ctx->nb[slot].batch, dst, a, first, count, "pario_pgas_memget_nb");
-    return finish_start(ctx, slot, rc, h);
+    xfer x = {XFER_GET, "pario_pgas_memget_nb", a, NULL, first, 0, count, dst, 0};
+    return start_explicit(ctx, &x, h);
 }
 
 int pario_pgas_memput_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
                          const void *src, uint64_t count, pario_pgas_handle *h) {
-    size_t slot = 0;
-    int rc = free_slot(ctx, &slot);
-    if (rc != PARIO_OK)
-        return rc;
-    rc = pgas_memput_start(ctx, &ctx->nb[slot].batch, a, first, src, count, "pario_pgas_memput_nb");
-    return finish_start(ctx, slot, rc, h);
+    xfer x = {XFER_PUT, "pario_pgas_memput_nb", a, NULL, first, 0, count, (void *)src, 0};
+    return start_explicit(ctx, &x, h);
 }
 
 int pario_pgas_memcpy_nb(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
                          const pario_pgas_array *src, uint64_t src_first, uint64_t count,
                          pario_pgas_handle *h) {
-    size_t slot = 0;
-    int rc = free_slot(ctx, &slot);
-    if (rc != PARIO_OK)
-        return rc;
-    rc = pgas_memcpy_start(ctx, &ctx->nb[slot].batch, dst, dst_first, src, src_first, count,
-                           "pario_pgas_memcpy_nb");
-    return finish_start(ctx, slot, rc, h);
+    xfer x = {XFER_COPY, "pario_pgas_memcpy_nb", dst, src, dst_first, src_first, count, NULL, 0};
+    return start_explicit(ctx, &x, h);
 }
 
 int pario_pgas_memset_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
                          uint64_t count, pario_pgas_handle *h) {
-    size_t slot = 0;
-    int rc = free_slot(ctx, &slot);
-    if (rc != PARIO_OK)
-        return rc;
-    rc = pgas_memset_start(ctx, &ctx->nb[slot].batch, a, first, value, count,
-                           "pario_pgas_memset_nb");
-    return finish_start(ctx, slot, rc, h);
+    xfer x = {XFER_SET, "pario_pgas_memset_nb", a, NULL, first, 0, count, NULL, value};
+    return start_explicit(ctx, &x, h);
 }
 
 int pario_pgas_sync(pario_pgas *ctx, pario_pgas_handle h) {
@@ -182,20 +202,20 @@ int pario_pgas_sync_attempt(pario_pgas *ctx, pario_pgas_handle h, int *done) {
 
 int pario_pgas_memget_nbi(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
                           uint64_t count) {
-    return finish_start_implicit(
-        ctx, pgas_memget_start(ctx, &ctx->nbi, dst, a, first, count, "pario_pgas_memget_nbi"));
+    xfer x = {XFER_GET, "pario_pgas_memget_nbi", a, NULL, first, 0, count, dst, 0};
+    return start_implicit(ctx, &x);
 }
 
 int pario_pgas_memput_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
                           const void *src, uint64_t count) {
-    return finish_start_implicit(
-        ctx, pgas_memput_start(ctx, &ctx->nbi, a, first, src, count, "pario_pgas_memput_nbi"));
+    xfer x = {XFER_PUT, "pario_pgas_memput_nbi", a, NULL, first, 0, count, (void *)src, 0};
+    return start_implicit(ctx, &x);
 }
 
 int pario_pgas_memcpy_nbi(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
                           const pario_pgas_array *src, uint64_t src_first, uint64_t count) {
-    return finish_start_implicit(ctx, pgas_memcpy_start(ctx, &ctx->nbi, dst, dst_first, src,
-                                                        src_first, count, "pario_pgas_memcpy_nbi"));
+    xfer x = {XFER_COPY, "pario_pgas_memcpy_nbi", dst, src, dst_first, src_first, count, NULL, 0};
+    return start_implicit(ctx, &x);
 }
 
 int pario_pgas_memset_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
@@ -206,8 +226,8 @@ int pario_pgas_memset_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t f
     int rc = other ? drain(ctx, &ctx->nbi) : PARIO_OK;
     if (rc != PARIO_OK)
         return rc;
-    return finish_start_implicit(
-        ctx, pgas_memset_start(ctx, &ctx->nbi, a, first, value, count, "pario_pgas_memset_nbi"));
+    xfer x = {XFER_SET, "pario_pgas_memset_nbi", a, NULL, first, 0, count, NULL, value};
+    return start_implicit(ctx, &x);
 }
 
 int pario_pgas_synci(pario_pgas *ctx) {

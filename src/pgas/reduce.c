@@ -322,6 +322,16 @@ static uint64_t pack_op(pario_pgas_op op, pario_pgas_type type, int flags) {
     return (uint64_t)(unsigned)op | (uint64_t)(unsigned)type << 8 | (uint64_t)(unsigned)flags << 16;
 }
 
+/* The entry of both calls: every rank agrees on every argument. */
+static int begin_reduction(pario_pgas *ctx, const char *what, int flags, int bad, uint64_t nelems,
+                           uint64_t blk_size, pario_pgas_ptr dst, pario_pgas_ptr src,
+                           uint64_t op_type_flags) {
+    uint64_t args[8] = {nelems,    blk_size,     ((uint64_t)dst.rank << 32) | src.rank,
+                        src.addr,  src.phase,    dst.addr,
+                        dst.phase, op_type_flags};
+    return pgas_coll_begin(ctx, what, flags, bad, args, 8);
+}
+
 int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, pario_pgas_op op,
                           pario_pgas_type type, uint64_t nelems, uint64_t blk_size,
                           pario_pgas_reduce_fn fn, int flags) {
@@ -336,14 +346,8 @@ int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr sr
     work w = {0}; /* made before the agreement: a rank short of memory fails them all */
     if (rc == PARIO_OK)
         rc = work_make(ctx, what, &r, commutative(&r), &w);
-    uint64_t args[7] = {nelems,
-                        blk_size,
-                        ((uint64_t)dst.rank << 32) | src.rank,
-                        src.addr,
-                        src.phase,
-                        dst.addr,
-                        pack_op(op, type, flags)};
-    rc = pgas_coll_begin(ctx, what, flags, rc != PARIO_OK, args, 7);
+    rc = begin_reduction(ctx, what, flags, rc != PARIO_OK, nelems, blk_size, dst, src,
+                         pack_op(op, type, flags));
     if (rc == PARIO_OK)
         rc = pgas_coll_end(ctx, what, flags, reduce_at_root(ctx, what, &r, dst, &w));
     work_free(&w);
@@ -468,15 +472,8 @@ int pario_pgas_all_prefix_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas
         rc = check_my_runs(ctx, what, "dst", d, nelems);
     if (rc == PARIO_OK) /* before the agreement: a rank short of memory fails them all */
         rc = prefix_make(ctx, what, &r, &p);
-    uint64_t args[8] = {nelems,
-                        blk_size,
-                        ((uint64_t)dst.rank << 32) | src.rank,
-                        src.addr,
-                        src.phase,
-                        dst.addr,
-                        dst.phase,
-                        pack_op(op, type, flags)};
-    rc = pgas_coll_begin(ctx, what, flags, rc != PARIO_OK, args, 8);
+    rc = begin_reduction(ctx, what, flags, rc != PARIO_OK, nelems, blk_size, dst, src,
+                         pack_op(op, type, flags));
     if (rc == PARIO_OK && nelems > 0)
         rc = prefix_everywhere(ctx, what, &r, d, &p);
     prefix_free(&p);
