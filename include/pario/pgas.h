@@ -414,7 +414,8 @@ int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first
  * blocking calls; runs on ranks this process maps are copied in the call;
  * every other run is started as a gas non-blocking put/get, which between
  * nodes is an MPI_Rput/MPI_Rget in gas's passive-target epoch, and is left in
- * flight. The MPI library moves those bytes while the caller computes (how
+ * flight. (A memcpy piece between two ranks this process maps neither of
+ * goes through a staging buffer, get then put, inside the call.) The MPI library moves those bytes while the caller computes (how
  * far without further MPI calls depends on its RMA component; docs/pgas.md
  * has the measurement). Completion waits for the requests and flushes the
  * target (remote completion of puts), as the blocking calls do.
@@ -560,9 +561,10 @@ int pario_pgas_poll(pario_pgas *ctx);
  * Errors (the same code on every rank, nothing moved): arguments differing
  * between ranks: PARIO_ERR_NOT_SAME; a pointer not to shared memory, a block
  * that runs past the heaps or is not contiguous (phase != 0 in its view), a
- * perm that is not a permutation, sizes over 2 GiB: PARIO_ERR_ARG (the
- * message names the argument and the rank that found it); a call between
- * notify and wait: PARIO_ERR_REQUEST on that rank, PARIO_ERR_ARG on the others. */
+ * perm that is not a permutation, sizes over 2 GiB: PARIO_ERR_ARG (on the
+ * rank that found it the message names the argument; the others' says that
+ * another rank's arguments were invalid); a call between notify and wait:
+ * PARIO_ERR_REQUEST on that rank, PARIO_ERR_ARG on the others. */
 #define PARIO_PGAS_IN_NOSYNC 0x1
 #define PARIO_PGAS_IN_MYSYNC 0x2
 #define PARIO_PGAS_IN_ALLSYNC 0x4
