@@ -14,6 +14,10 @@
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
+ *   upc_mem{get,put,cpy,set}_nb, upc_sync, upc_sync_attempt
+ *                                         pario_pgas_mem*_nb, pario_pgas_sync, _sync_attempt
+ *   upc_mem{get,put,cpy,set}_nbi, upc_synci, upc_sync_attempti
+ *                                         pario_pgas_mem*_nbi, pario_pgas_synci, _sync_attempti
  *   upc_forall (...; &a[i])               pario_pgas_owned_next (owned block ranges)
  *   upc_forall (...; i)                   pario_pgas_has_affinity_int
  *   upc_barrier / upc_notify / upc_wait   pario_pgas_barrier / _notify / _wait
@@ -21,6 +25,13 @@
  *   upc_all_lock_alloc, upc_global_lock_alloc   pario_pgas_all_lock_alloc, _global_lock_alloc
  *   upc_lock / upc_lock_attempt / upc_unlock    pario_pgas_lock_acquire / _attempt / _release
  *   upc_lock_free, upc_all_lock_free      pario_pgas_lock_free, pario_pgas_all_lock_free
+ *   upc_all_broadcast/scatter/gather      pario_pgas_all_broadcast/_scatter/_gather
+ *   upc_all_gather_all/exchange/permute   pario_pgas_all_gather_all/_exchange/_permute
+ *   upc_all_reduceT, upc_all_prefix_reduceT
+ *                                         pario_pgas_all_reduce, _all_prefix_reduce (type T
+ *                                         as PARIO_PGAS_CHAR ... PARIO_PGAS_LDOUBLE)
+ *   UPC_ADD ... UPC_NONCOMM_FUNC          PARIO_PGAS_ADD ... PARIO_PGAS_NONCOMM_FUNC
+ *   UPC_IN_/UPC_OUT_ NOSYNC/MYSYNC/ALLSYNC   PARIO_PGAS_IN_/_OUT_ NOSYNC/MYSYNC/ALLSYNC
  *
  * ---- Context ----------------------------------------------------------------
  * pario_pgas_init is collective over a communicator; its ranks are the UPC
@@ -463,6 +474,66 @@ int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst
 int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
                       uint64_t count);
 
+/* ---- non-blocking bulk access (UPC 1.3 upc_nb.h) ---------------------------------------- */
+
+/* The same transfers as memget/memput/memcpy/memset, started by the call and
+ * completed later. How: the range is checked and split into runs as for the
+ * blocking calls; runs on ranks this process maps are copied in the call;
+ * every other run is started as a gas non-blocking put/get, which between
+ * nodes is an MPI_Rput/MPI_Rget in gas's passive-target epoch, and is left in
+ * flight. (A memcpy piece between two ranks this process maps neither of
+ * goes through a staging buffer, get then put, inside the call.) The MPI library moves those bytes while the caller computes (how
+ * far without further MPI calls depends on its RMA component; docs/pgas.md
+ * has the measurement). Completion waits for the requests and flushes the
+ * target (remote completion of puts), as the blocking calls do.
+ *
+ * Explicit handles (upc_memcpy_nb family): *h names the transfer until
+ * pario_pgas_sync or a successful pario_pgas_sync_attempt completes it; then
+ * it is spent. A call that finished everything at once returns
+ * PARIO_PGAS_COMPLETE_HANDLE, whose sync succeeds immediately. Syncing a
+ * handle twice, or a value no call returned: PARIO_ERR_REQUEST naming the
+ * handle, nothing else happens. Fences, strict accesses and barriers do not
+ * complete explicit-handle transfers: until synced, their
+ * local buffer must not be touched and the shared bytes are undefined to
+ * other ranks.
+ * Implicit handles (upc_memcpy_nbi family): pario_pgas_synci completes every
+ * implicit transfer of the caller, pario_pgas_sync_attempti does when they
+ * have all finished; pario_pgas_fence, strict accesses, barrier and notify,
+ * lock release and finalize complete them too.
+ * Bad arguments (range outside the array, element sizes differing, ...) fail
+ * in the starting call with the blocking call's code and message, and nothing
+ * moves; a failure after transfers started waits for them before returning
+ * (no handle is given). Finalize completes transfers never synced. */
+typedef uint64_t pario_pgas_handle;
+#define PARIO_PGAS_COMPLETE_HANDLE ((pario_pgas_handle)0)
+
+int pario_pgas_memget_nb(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                         uint64_t count, pario_pgas_handle *h);
+int pario_pgas_memput_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
+                         const void *src, uint64_t count, pario_pgas_handle *h);
+int pario_pgas_memcpy_nb(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                         const pario_pgas_array *src, uint64_t src_first, uint64_t count,
+                         pario_pgas_handle *h);
+int pario_pgas_memset_nb(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                         uint64_t count, pario_pgas_handle *h);
+/* upc_sync: blocks until the transfer of h is complete; h is then spent. */
+int pario_pgas_sync(pario_pgas *ctx, pario_pgas_handle h);
+/* upc_sync_attempt: *done = 1 (and h spent) when complete, else 0. */
+int pario_pgas_sync_attempt(pario_pgas *ctx, pario_pgas_handle h, int *done);
+
+int pario_pgas_memget_nbi(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                          uint64_t count);
+int pario_pgas_memput_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
+                          const void *src, uint64_t count);
+int pario_pgas_memcpy_nbi(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                          const pario_pgas_array *src, uint64_t src_first, uint64_t count);
+/* A memset_nbi with another value than one still in flight completes that one first. */
+int pario_pgas_memset_nbi(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                          uint64_t count);
+/* upc_synci / upc_sync_attempti: every implicit-handle transfer of the caller. */
+int pario_pgas_synci(pario_pgas *ctx);
+int pario_pgas_sync_attempti(pario_pgas *ctx, int *done);
+
 /* ---- affinity ------------------------------------------------------------------------ */
 
 /* A run of consecutive indices that live in one block on one rank. */
@@ -503,6 +574,127 @@ int pario_pgas_fence(pario_pgas *ctx);
 /* Runs pending requests of other ranks (allocation service, off-node atomics).
  * A rank that computes for long without pgas calls should call it now and then. */
 int pario_pgas_poll(pario_pgas *ctx);
+
+/* ---- collectives (UPC 1.3 upc_collective.h) --------------------------------------------------- */
+
+/* Every function below is collective over the context's ranks; every rank
+ * passes the same arguments (user functions excepted). Pointers name shared
+ * memory as in UPC: a pointer is viewed as the type the UPC function names
+ * (pario_pgas_ptr_retype: rank and address kept, phase reset when the type
+ * changes), so any array, block factor or starting rank may be passed.
+ *
+ * Relocalization (nbytes per block; "the block of X on rank i" is the block
+ * of X viewed as shared [nbytes] char, or [nbytes * THREADS] char where noted,
+ * with affinity to rank i; "X[i]" is the i-th nbytes piece of an indefinite
+ * (shared []) view, all on X's rank):
+ *   broadcast   src[0] (shared [] on one rank)     -> the block of dst on every rank
+ *   scatter     src[i] (shared [] on one rank)     -> the block of dst on rank i
+ *   gather      the block of src on rank i          -> dst[i] (shared [] on one rank)
+ *   gather_all  the block of src on rank i          -> piece i of the [nbytes*THREADS]
+ *                                                      block of dst on every rank
+ *   exchange    piece i of src's [nbytes*THREADS] block on rank j
+ *                                                   -> piece j of dst's block on rank i
+ *   permute     the block of src on rank i          -> the block of dst on rank perm[i]
+ *               (perm: THREADS ints in shared memory, a permutation of 0..THREADS-1)
+ * They move data with MPI's non-blocking collectives (Ibcast, Iscatter,
+ * Igather, Iallgather, Ialltoall; permute: one Isend/Irecv pair) straight
+ * between the segments, completed while serving gas requests.
+ *
+ * Computation: reduce folds src[0 .. nelems-1] (viewed as shared [blk_size] T,
+ * blk_size 0 = indefinite) with op into the one T at dst; prefix_reduce
+ * writes dst[i] = src[0] op ... op src[i] (dst viewed like src). Each rank
+ * folds the elements it owns; the partial results meet at dst's rank
+ * (reduce: MPI_Igatherv) or at every rank (prefix: MPI_Iallgatherv of one
+ * partial per block), where they are combined in array order. Types: every C
+ * integer type and float, double, long double; ops: + * & | ^ && || min max,
+ * PARIO_PGAS_FUNC (fn associative and commutative: the order of operands is
+ * unspecified) and PARIO_PGAS_NONCOMM_FUNC (fn associative only: operands are
+ * combined in array order, src[0] leftmost). fn(acc, x) sets *acc = *acc op *x.
+ * & | ^ on a floating type, a FUNC op without fn, nelems 0 for reduce:
+ * PARIO_ERR_ARG. Floating sums may differ from a serial sum by rounding.
+ *
+ * Synchronisation flags (UPC_IN_* | UPC_OUT_*; 0 means IN_ALLSYNC |
+ * OUT_ALLSYNC). The call first completes the caller's earlier accesses
+ * (fence) and then agrees on the arguments among all ranks (one allreduce),
+ * so every rank has entered before any data moves: every IN mode acts as
+ * IN_ALLSYNC. OUT_ALLSYNC: no rank returns before every rank's part is done
+ * (one allreduce that also agrees on the outcome). OUT_MYSYNC: a rank returns
+ * when the data with its affinity is read and written (MPI collective
+ * completion; prefix_reduce, whose results other ranks may write, acts as
+ * OUT_ALLSYNC). OUT_NOSYNC: as OUT_MYSYNC (prefix_reduce: returns when its
+ * own writes are complete). More than one IN or OUT flag, unknown bits:
+ * PARIO_ERR_ARG.
+ *
+ * Errors (the same code on every rank, nothing moved): arguments differing
+ * between ranks: PARIO_ERR_NOT_SAME; a pointer not to shared memory, a block
+ * that runs past the heaps or is not contiguous (phase != 0 in its view), a
+ * perm that is not a permutation, sizes over 2 GiB: PARIO_ERR_ARG (on the
+ * rank that found it the message names the argument; the others' says that
+ * another rank's arguments were invalid); a call between notify and wait:
+ * PARIO_ERR_REQUEST on that rank, PARIO_ERR_ARG on the others. */
+#define PARIO_PGAS_IN_NOSYNC 0x1
+#define PARIO_PGAS_IN_MYSYNC 0x2
+#define PARIO_PGAS_IN_ALLSYNC 0x4
+#define PARIO_PGAS_OUT_NOSYNC 0x8
+#define PARIO_PGAS_OUT_MYSYNC 0x10
+#define PARIO_PGAS_OUT_ALLSYNC 0x20
+
+int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                             size_t nbytes, int flags);
+int pario_pgas_all_scatter(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                           int flags);
+int pario_pgas_all_gather(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                          int flags);
+int pario_pgas_all_gather_all(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                              size_t nbytes, int flags);
+int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                            size_t nbytes, int flags);
+int pario_pgas_all_permute(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                           pario_pgas_ptr perm, size_t nbytes, int flags);
+
+/* The T of upc_all_reduceT (C, UC, S, US, I, UI, L, UL, F, D, LD; LL and ULL added). */
+typedef enum pario_pgas_type {
+    PARIO_PGAS_CHAR, /* signed char */
+    PARIO_PGAS_UCHAR,
+    PARIO_PGAS_SHORT,
+    PARIO_PGAS_USHORT,
+    PARIO_PGAS_INT,
+    PARIO_PGAS_UINT,
+    PARIO_PGAS_LONG,
+    PARIO_PGAS_ULONG,
+    PARIO_PGAS_LLONG,
+    PARIO_PGAS_ULLONG,
+    PARIO_PGAS_FLOAT,
+    PARIO_PGAS_DOUBLE,
+    PARIO_PGAS_LDOUBLE,
+    PARIO_PGAS_TYPE_COUNT /* not a type */
+} pario_pgas_type;
+
+/* upc_op_t */
+typedef enum pario_pgas_op {
+    PARIO_PGAS_ADD,
+    PARIO_PGAS_MULT,
+    PARIO_PGAS_AND,
+    PARIO_PGAS_OR,
+    PARIO_PGAS_XOR,
+    PARIO_PGAS_LOGAND,
+    PARIO_PGAS_LOGOR,
+    PARIO_PGAS_MIN,
+    PARIO_PGAS_MAX,
+    PARIO_PGAS_FUNC,
+    PARIO_PGAS_NONCOMM_FUNC,
+    PARIO_PGAS_OP_COUNT /* not an op */
+} pario_pgas_op;
+
+/* User operation: *acc = *acc op *x, both of the reduction's type. */
+typedef void (*pario_pgas_reduce_fn)(void *acc, const void *x);
+
+int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                          pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
+                          uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);
+int pario_pgas_all_prefix_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
+                                 pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
+                                 uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);
 
 /* ---- locks ---------------------------------------------------------------------------------- */
 

@@ -111,13 +111,8 @@ typedef int64_t pario_pgas_off; /* upc_off_t: file offsets and sizes in bytes */
 #define PARIO_PGAS_SEEK_CUR (1 << 1)
 #define PARIO_PGAS_SEEK_END (1 << 2)
 
-/* Synchronisation flags of data calls (UPC's upc_flag_t); 0 is ALLSYNC on both sides. */
-#define PARIO_PGAS_IN_ALLSYNC 0
-#define PARIO_PGAS_IN_MYSYNC (1 << 0)
-#define PARIO_PGAS_IN_NOSYNC (1 << 1)
-#define PARIO_PGAS_OUT_ALLSYNC 0
-#define PARIO_PGAS_OUT_MYSYNC (1 << 2)
-#define PARIO_PGAS_OUT_NOSYNC (1 << 3)
+/* Synchronisation flags of data calls: PARIO_PGAS_IN_* / OUT_* of pgas.h (UPC's
+ * upc_flag_t); no IN or OUT flag is ALLSYNC on that side. */
 
 /* A hint, passed to the io layer as an MPI-IO hint (key, value). */
 typedef struct pario_pgas_hint {

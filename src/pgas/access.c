@@ -8,8 +8,11 @@
 #include <string.h>
 
 int pario_pgas_fence(pario_pgas *ctx) {
+    int nrc = pgas_nb_sync_implicit(ctx);
     int rc = pario_gas_quiet(ctx->team);
     atomic_thread_fence(memory_order_seq_cst);
+    if (nrc != PARIO_OK)
+        return nrc;
     return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "fence");
 }
 
@@ -71,20 +74,30 @@ int pario_pgas_put_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, co
 
 /* ---- batches of non-blocking transfers ---- */
 
-typedef struct batch {
-    pario_gas_event ev[PGAS_BATCH_EVENTS];
-    size_t n;
-} batch;
-
-static int batch_finish(pario_pgas *ctx, batch *b) {
+int pgas_batch_finish(pario_pgas *ctx, pgas_batch *b) {
     int rc = pario_gas_wait_all(ctx->team, b->ev, b->n);
     b->n = 0;
     return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "wait for transfers");
 }
 
-/* A free event slot, waiting for the batch when it is full. */
-static int batch_slot(pario_pgas *ctx, batch *b, pario_gas_event **ev) {
-    int rc = b->n == PGAS_BATCH_EVENTS ? batch_finish(ctx, b) : PARIO_OK;
+/* Room for one more event: a bounded batch waits for what it holds, a
+ * growing one (a non-blocking call's) doubles its list. */
+static int batch_make_room(pario_pgas *ctx, pgas_batch *b) {
+    if (b->n < b->cap)
+        return PARIO_OK;
+    if (!b->grow)
+        return pgas_batch_finish(ctx, b);
+    size_t cap = b->cap ? 2 * b->cap : 16;
+    pario_gas_event *ev = realloc(b->ev, cap * sizeof *ev);
+    if (!ev)
+        return pgas_fail(ctx, PARIO_ERR_NO_MEM, "pgas: out of memory for transfer events");
+    b->ev = ev;
+    b->cap = cap;
+    return PARIO_OK;
+}
+
+static int batch_slot(pario_pgas *ctx, pgas_batch *b, pario_gas_event **ev) {
+    int rc = batch_make_room(ctx, b);
     if (rc != PARIO_OK)
         return rc;
     *ev = &b->ev[b->n++];
@@ -92,7 +105,7 @@ static int batch_slot(pario_pgas *ctx, batch *b, pario_gas_event **ev) {
     return PARIO_OK;
 }
 
-static int batch_get(pario_pgas *ctx, batch *b, void *dst, int rank, uint64_t addr,
+static int batch_get(pario_pgas *ctx, pgas_batch *b, void *dst, int rank, uint64_t addr,
                      uint64_t bytes) {
     pario_gas_event *ev = NULL;
     int rc = batch_slot(ctx, b, &ev);
@@ -102,7 +115,7 @@ static int batch_get(pario_pgas *ctx, batch *b, void *dst, int rank, uint64_t ad
     return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "get");
 }
 
-static int batch_put(pario_pgas *ctx, batch *b, int rank, uint64_t addr, const void *src,
+static int batch_put(pario_pgas *ctx, pgas_batch *b, int rank, uint64_t addr, const void *src,
                      uint64_t bytes) {
     pario_gas_event *ev = NULL;
     int rc = batch_slot(ctx, b, &ev);
@@ -114,8 +127,8 @@ static int batch_put(pario_pgas *ctx, batch *b, int rank, uint64_t addr, const v
 
 /* Ends a bulk call: waits for what is in flight even after a failure (the
  * buffers must not be released under a transfer), keeping the first error. */
-static int batch_end(pario_pgas *ctx, batch *b, int rc) {
-    int wrc = batch_finish(ctx, b);
+static int batch_end(pario_pgas *ctx, pgas_batch *b, int rc) {
+    int wrc = pgas_batch_finish(ctx, b);
     return rc != PARIO_OK ? rc : wrc;
 }
 
@@ -126,12 +139,11 @@ static unsigned char *run_local(pario_pgas *ctx, pgas_run r) {
 
 /* ---- memget / memput ---- */
 
-int pario_pgas_memget(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
-                      uint64_t count) {
-    int rc = pgas_check_range(ctx, a, first, count, "pario_pgas_memget");
+int pgas_memget_start(pario_pgas *ctx, pgas_batch *b, void *dst, const pario_pgas_array *a,
+                      uint64_t first, uint64_t count, const char *what) {
+    int rc = pgas_check_range(ctx, a, first, count, what);
     if (rc != PARIO_OK)
         return rc;
-    batch b = {.n = 0};
     unsigned char *out = dst;
     uint64_t es = a->base.elem_size, end = first + count;
     for (uint64_t i = first; i < end && rc == PARIO_OK;) {
@@ -140,19 +152,16 @@ int pario_pgas_memget(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uin
         if (local)
             memcpy(out, local, r.count * es);
         else
-            rc = batch_get(ctx, &b, out, (int)r.rank, r.addr, r.count * es);
+            rc = batch_get(ctx, b, out, (int)r.rank, r.addr, r.count * es);
         out += r.count * es;
         i += r.count;
     }
-    return batch_end(ctx, &b, rc);
+    return rc;
 }
 
-int pario_pgas_memput(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, const void *src,
-                      uint64_t count) {
-    int rc = pgas_check_range(ctx, a, first, count, "pario_pgas_memput");
-    if (rc != PARIO_OK)
-        return rc;
-    batch b = {.n = 0};
+int pgas_memput_runs(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                     const void *src, uint64_t count) {
+    int rc = PARIO_OK;
     const unsigned char *in = src;
     uint64_t es = a->base.elem_size, end = first + count;
     for (uint64_t i = first; i < end && rc == PARIO_OK;) {
@@ -161,43 +170,76 @@ int pario_pgas_memput(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first
         if (local)
             memcpy(local, in, r.count * es);
         else
-            rc = batch_put(ctx, &b, (int)r.rank, r.addr, in, r.count * es);
+            rc = batch_put(ctx, b, (int)r.rank, r.addr, in, r.count * es);
         in += r.count * es;
         i += r.count;
     }
+    return rc;
+}
+
+int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      const void *src, uint64_t count, const char *what) {
+    int rc = pgas_check_range(ctx, a, first, count, what);
+    return rc == PARIO_OK ? pgas_memput_runs(ctx, b, a, first, src, count) : rc;
+}
+
+int pario_pgas_memget(pario_pgas *ctx, void *dst, const pario_pgas_array *a, uint64_t first,
+                      uint64_t count) {
+    PGAS_STACK_BATCH(b);
+    int rc = pgas_memget_start(ctx, &b, dst, a, first, count, "pario_pgas_memget");
+    return batch_end(ctx, &b, rc);
+}
+
+int pario_pgas_memput(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, const void *src,
+                      uint64_t count) {
+    PGAS_STACK_BATCH(b);
+    int rc = pgas_memput_start(ctx, &b, a, first, src, count, "pario_pgas_memput");
     return batch_end(ctx, &b, rc);
 }
 
 /* ---- memset ---- */
 
-int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
-                      uint64_t count) {
-    int rc = pgas_check_range(ctx, a, first, count, "pario_pgas_memset");
+/* Puts bytes of value to an unmapped run, from a fill buffer the batch keeps
+ * until its transfers are complete (one value per batch). */
+static int fill_remote(pario_pgas *ctx, pgas_batch *b, pgas_run r, uint64_t bytes, int value) {
+    if (!b->fill) {
+        if (!(b->fill = malloc(PGAS_BOUNCE_BYTES)))
+            return pgas_fail(ctx, PARIO_ERR_NO_MEM, "pgas: memset fill buffer");
+        memset(b->fill, value, PGAS_BOUNCE_BYTES);
+    }
+    int rc = PARIO_OK;
+    for (uint64_t done = 0; done < bytes && rc == PARIO_OK;) {
+        uint64_t n = bytes - done < PGAS_BOUNCE_BYTES ? bytes - done : PGAS_BOUNCE_BYTES;
+        rc = batch_put(ctx, b, (int)r.rank, r.addr + done, b->fill, n);
+        done += n;
+    }
+    return rc;
+}
+
+int pgas_memset_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      int value, uint64_t count, const char *what) {
+    int rc = pgas_check_range(ctx, a, first, count, what);
     if (rc != PARIO_OK)
         return rc;
-    unsigned char *fill = NULL;
-    batch b = {.n = 0};
     uint64_t es = a->base.elem_size, end = first + count;
     for (uint64_t i = first; i < end && rc == PARIO_OK;) {
         pgas_run r = pgas_run_at(a, i, end);
         unsigned char *local = run_local(ctx, r);
-        if (local) {
+        if (local)
             memset(local, value, r.count * es);
-        } else {
-            if (!fill && !(fill = malloc(PGAS_BOUNCE_BYTES)))
-                return batch_end(ctx, &b, pgas_fail(ctx, PARIO_ERR_NO_MEM, "pgas: memset"));
-            memset(fill, value, PGAS_BOUNCE_BYTES);
-            for (uint64_t done = 0; done < r.count * es && rc == PARIO_OK;) {
-                uint64_t n = r.count * es - done;
-                n = n < PGAS_BOUNCE_BYTES ? n : PGAS_BOUNCE_BYTES;
-                rc = batch_put(ctx, &b, (int)r.rank, r.addr + done, fill, n);
-                done += n;
-            }
-        }
+        else
+            rc = fill_remote(ctx, b, r, r.count * es, value);
         i += r.count;
     }
+    return rc;
+}
+
+int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first, int value,
+                      uint64_t count) {
+    PGAS_STACK_BATCH(b);
+    int rc = pgas_memset_start(ctx, &b, a, first, value, count, "pario_pgas_memset");
     rc = batch_end(ctx, &b, rc);
-    free(fill);
+    free(b.fill);
     return rc;
 }
 
@@ -222,7 +264,7 @@ static int copy_through(pario_pgas *ctx, pgas_run d, pgas_run s, uint64_t bytes,
 }
 
 /* One piece that is a single run in both arrays. */
-static int copy_piece(pario_pgas *ctx, batch *b, pgas_run d, pgas_run s, uint64_t bytes,
+static int copy_piece(pario_pgas *ctx, pgas_batch *b, pgas_run d, pgas_run s, uint64_t bytes,
                       unsigned char **stage) {
     unsigned char *dl = run_local(ctx, d), *sl = run_local(ctx, s);
     if (dl && sl) {
@@ -236,9 +278,9 @@ static int copy_piece(pario_pgas *ctx, batch *b, pgas_run d, pgas_run s, uint64_
     return copy_through(ctx, d, s, bytes, stage);
 }
 
-int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
-                      const pario_pgas_array *src, uint64_t src_first, uint64_t count) {
-    const char *what = "pario_pgas_memcpy";
+int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *dst,
+                      uint64_t dst_first, const pario_pgas_array *src, uint64_t src_first,
+                      uint64_t count, const char *what) {
     int rc = pgas_check_range(ctx, dst, dst_first, count, what);
     if (rc == PARIO_OK)
         rc = pgas_check_range(ctx, src, src_first, count, what);
@@ -247,17 +289,22 @@ int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst
                        dst->base.elem_size, src->base.elem_size);
     if (rc != PARIO_OK)
         return rc;
-    batch b = {.n = 0};
     unsigned char *stage = NULL;
     uint64_t es = src->base.elem_size;
     for (uint64_t k = 0; k < count && rc == PARIO_OK;) {
         pgas_run d = pgas_run_at(dst, dst_first + k, dst_first + count);
         pgas_run s = pgas_run_at(src, src_first + k, src_first + count);
         uint64_t n = d.count < s.count ? d.count : s.count;
-        rc = copy_piece(ctx, &b, d, s, n * es, &stage);
+        rc = copy_piece(ctx, b, d, s, n * es, &stage);
         k += n;
     }
-    rc = batch_end(ctx, &b, rc);
     free(stage);
     return rc;
+}
+
+int pario_pgas_memcpy(pario_pgas *ctx, const pario_pgas_array *dst, uint64_t dst_first,
+                      const pario_pgas_array *src, uint64_t src_first, uint64_t count) {
+    PGAS_STACK_BATCH(b);
+    int rc = pgas_memcpy_start(ctx, &b, dst, dst_first, src, src_first, count, "pario_pgas_memcpy");
+    return batch_end(ctx, &b, rc);
 }

@@ -41,12 +41,16 @@ uint64_t pario_pgas_local_count(const pario_pgas_array *a, int rank) {
     return elems;
 }
 
-pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end) {
-    pario_pgas_ptr p = pario_pgas_elem(a, i);
+pgas_run pgas_ptr_run_at(pario_pgas_ptr base, uint64_t i, uint64_t end) {
+    pario_pgas_ptr p = pario_pgas_ptr_add(base, (int64_t)i);
     uint64_t left = end - i;
-    if (a->base.block != 0 && a->base.block - p.phase < left)
-        left = a->base.block - p.phase;
+    if (base.block != 0 && base.block - p.phase < left)
+        left = base.block - p.phase;
     return (pgas_run){left, p.rank, p.addr};
+}
+
+pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end) {
+    return pgas_ptr_run_at(a->base, i, end);
 }
 
 int pario_pgas_owned_next(const pario_pgas_array *a, int rank, uint64_t *cursor,

@@ -33,6 +33,18 @@ int pgas_idle_step(pario_pgas *ctx, int *idle) {
     return PARIO_OK;
 }
 
+int pgas_wait_requests(pario_pgas *ctx, int count, MPI_Request *reqs, const char *what) {
+    int done = 0, idle = 0, rc = PARIO_OK;
+    while (rc == PARIO_OK) {
+        if (MPI_Testall(count, reqs, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            return pgas_fail(ctx, PARIO_ERR_COMM, "pgas: %s: MPI_Testall failed", what);
+        if (done)
+            break;
+        rc = pgas_idle_step(ctx, &idle);
+    }
+    return rc;
+}
+
 /* Order-preserving map of unsigned to signed 64-bit values (for MAX). */
 static int64_t as_signed(uint64_t v) {
     return (int64_t)(v ^ ((uint64_t)1 << 63));
@@ -158,6 +170,7 @@ static int map_segments(pario_pgas *ctx) {
 static int setup(pario_pgas *ctx, MPI_Comm comm, const pario_pgas_config *cfg) {
     ctx->comm = MPI_COMM_NULL;
     ctx->barrier_req = MPI_REQUEST_NULL;
+    ctx->nbi.grow = 1;
     int rc = pario_gas_team_create(comm, &ctx->team, &ctx->last);
     if (rc != PARIO_OK)
         return rc;
@@ -218,6 +231,9 @@ int pario_pgas_finalize(pario_pgas **pctx) {
     /* A notify without its wait: complete it (MPI forbids freeing the
      * request of a pending non-blocking collective). */
     int rc = ctx->notified ? pario_pgas_wait(ctx, PARIO_PGAS_ANY) : PARIO_OK;
+    /* Transfers never synced end here, before their memory goes. */
+    int nrc = pgas_nb_release(ctx);
+    rc = rc != PARIO_OK ? rc : nrc;
     /* Nobody may still be waiting for this rank's book or atomics. */
     int brc = pario_gas_barrier(ctx->team);
     release(ctx);

@@ -39,6 +39,28 @@ typedef struct pgas_heap {
     uint64_t next_id; /* serial of the next allocation (never 0) */
 } pgas_heap;
 
+/* A list of gas transfers in flight. Bounded (a blocking call's, on its
+ * stack: waits when full) or growing (a non-blocking call's, kept in its
+ * handle until synced). fill is a memset pattern the transfers read from. */
+typedef struct pgas_batch {
+    pario_gas_event *ev;
+    size_t n, cap;
+    int grow;
+    unsigned char *fill;
+} pgas_batch;
+
+/* A bounded batch on the caller's stack, for the blocking calls. */
+#define PGAS_STACK_BATCH(name)                                                                     \
+    pario_gas_event name##_ev[PGAS_BATCH_EVENTS];                                                  \
+    pgas_batch name = {name##_ev, 0, PGAS_BATCH_EVENTS, 0, NULL}
+
+/* The transfers of one explicit handle, or of the implicit ones. */
+typedef struct pgas_nb_slot {
+    pgas_batch batch;
+    uint32_t generation; /* part of the handle: a stale handle does not match */
+    int in_use;
+} pgas_nb_slot;
+
 /* Which heap a request names. */
 enum pgas_region { PGAS_SYMMETRIC = 0, PGAS_LOCAL = 1 };
 
@@ -56,6 +78,9 @@ struct pario_pgas {
     int notified; /* between notify and wait */
     MPI_Request barrier_req;
     int64_t barrier_send[2], barrier_recv[2];
+    pgas_nb_slot *nb;  /* explicit handles' slots */
+    size_t nb_count;   /* slots allocated */
+    pgas_batch nbi;    /* implicit-handle transfers not yet synced */
     pario_error last;
 };
 
@@ -66,6 +91,9 @@ int pgas_fail(pario_pgas *ctx, int code, const char *fmt, ...)
 int pgas_gas_failed(pario_pgas *ctx, int rc, const char *what);
 /* One step of a waiting loop: poll gas, yield after idle spins. */
 int pgas_idle_step(pario_pgas *ctx, int *idle);
+/* Completes MPI requests while serving other ranks' gas requests (a rank
+ * blocked in MPI alone would leave their atomics and allocations waiting). */
+int pgas_wait_requests(pario_pgas *ctx, int count, MPI_Request *reqs, const char *what);
 /* Every rank passes n equal values (compared as unsigned): PARIO_OK on all,
  * or PARIO_ERR_NOT_SAME on all; local_bad != 0 on any rank makes every rank
  * return PARIO_ERR_ARG. */
@@ -89,6 +117,41 @@ int pgas_book_alloc(pario_pgas *ctx, int region, int keeper, uint64_t bytes, uin
                     uint64_t *id);
 int pgas_book_free(pario_pgas *ctx, int region, int keeper, uint64_t offset, uint64_t id);
 
+/* ---- bulk transfers (access.c) ---- */
+/* Waits for every transfer of b; b is empty after it. */
+int pgas_batch_finish(pario_pgas *ctx, pgas_batch *b);
+/* Check the range, copy what is mapped, start gas transfers for the rest
+ * into b. On failure, transfers already started stay in b. */
+int pgas_memget_start(pario_pgas *ctx, pgas_batch *b, void *dst, const pario_pgas_array *a,
+                      uint64_t first, uint64_t count, const char *what);
+int pgas_memput_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      const void *src, uint64_t count, const char *what);
+/* memput without the checks (the caller checked every run). */
+int pgas_memput_runs(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                     const void *src, uint64_t count);
+int pgas_memset_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *a, uint64_t first,
+                      int value, uint64_t count, const char *what);
+int pgas_memcpy_start(pario_pgas *ctx, pgas_batch *b, const pario_pgas_array *dst,
+                      uint64_t dst_first, const pario_pgas_array *src, uint64_t src_first,
+                      uint64_t count, const char *what);
+
+/* ---- non-blocking transfers (nb.c) ---- */
+/* Completes every implicit-handle transfer (fence, strict access, barrier). */
+int pgas_nb_sync_implicit(pario_pgas *ctx);
+/* Completes every outstanding transfer and frees the handles (finalize). */
+int pgas_nb_release(pario_pgas *ctx);
+
+/* ---- collectives (coll.c) ---- */
+/* Entry of a collective: a call between notify and wait or bad flags make
+ * the caller's arguments bad; fence; then every rank agrees on args (which
+ * include the flags). The same code on every rank. */
+int pgas_coll_begin(pario_pgas *ctx, const char *what, int flags, int local_bad,
+                    const uint64_t *args, int nargs);
+/* Exit: with OUT_ALLSYNC every rank waits for all and they agree on rc. */
+int pgas_coll_end(pario_pgas *ctx, const char *what, int flags, int rc);
+/* Checks the start of an MPI non-blocking call (mrc) and completes *req. */
+int pgas_coll_mpi(pario_pgas *ctx, const char *what, int mrc, MPI_Request *req);
+
 /* ---- layout (array.c) ---- */
 /* PARIO_OK if p is a pointer into this context's heaps. */
 int pgas_check_ptr(pario_pgas *ctx, pario_pgas_ptr p, const char *what);
@@ -106,10 +169,21 @@ typedef struct pgas_run {
 } pgas_run;
 /* The run starting at element i, cut at element end. */
 pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end);
+/* The same for the elements p, p + 1, ... (p may have any phase). */
+pgas_run pgas_ptr_run_at(pario_pgas_ptr p, uint64_t i, uint64_t end);
 
 /* Rounds n up to a multiple of PGAS_ALIGN (n < 2^63). */
 static inline uint64_t pgas_align(uint64_t n) {
     return (n + PGAS_ALIGN - 1) & ~(PGAS_ALIGN - 1);
+}
+
+/* 1 when flags holds only PARIO_PGAS_IN_* / OUT_* bits, at most one of each side
+ * (none is ALLSYNC). */
+static inline int pgas_sync_flags_valid(int flags) {
+    const int in = PARIO_PGAS_IN_NOSYNC | PARIO_PGAS_IN_MYSYNC | PARIO_PGAS_IN_ALLSYNC;
+    const int out = PARIO_PGAS_OUT_NOSYNC | PARIO_PGAS_OUT_MYSYNC | PARIO_PGAS_OUT_ALLSYNC;
+    int i = flags & in, o = flags & out;
+    return (flags & ~(in | out)) == 0 && (i & (i - 1)) == 0 && (o & (o - 1)) == 0;
 }
 
 #endif

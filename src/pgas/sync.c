@@ -28,18 +28,6 @@ int pario_pgas_notify(pario_pgas *ctx, int64_t value) {
     return PARIO_OK;
 }
 
-static int wait_reduction(pario_pgas *ctx) {
-    int done = 0, idle = 0, rc = PARIO_OK;
-    while (rc == PARIO_OK) {
-        if (MPI_Test(&ctx->barrier_req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return pgas_fail(ctx, PARIO_ERR_COMM, "pgas: wait: MPI_Test failed");
-        if (done)
-            break;
-        rc = pgas_idle_step(ctx, &idle);
-    }
-    return rc;
-}
-
 /* Mismatch among the notify values, or between them and wait's value. */
 static int check_values(pario_pgas *ctx, int64_t value) {
     int64_t max = ctx->barrier_recv[0];
@@ -60,7 +48,7 @@ static int check_values(pario_pgas *ctx, int64_t value) {
 int pario_pgas_wait(pario_pgas *ctx, int64_t value) {
     if (!ctx->notified)
         return pgas_fail(ctx, PARIO_ERR_REQUEST, "pgas: wait without a notify before it");
-    int rc = wait_reduction(ctx);
+    int rc = pgas_wait_requests(ctx, 1, &ctx->barrier_req, "wait");
     if (rc != PARIO_OK)
         return rc;
     ctx->notified = 0;

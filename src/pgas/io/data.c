@@ -23,16 +23,9 @@ typedef struct pio_call {
     pio_job job;
 } pio_call;
 
-#define PIO_SYNC_MASK                                                                              \
-    (PARIO_PGAS_IN_MYSYNC | PARIO_PGAS_IN_NOSYNC | PARIO_PGAS_OUT_MYSYNC | PARIO_PGAS_OUT_NOSYNC)
-
 static int check_sync(pario_pgas_file *fd, const pio_call *c) {
     int s = c->sync;
-    if ((s & ~PIO_SYNC_MASK) ||
-        (s & (PARIO_PGAS_IN_MYSYNC | PARIO_PGAS_IN_NOSYNC)) ==
-            (PARIO_PGAS_IN_MYSYNC | PARIO_PGAS_IN_NOSYNC) ||
-        (s & (PARIO_PGAS_OUT_MYSYNC | PARIO_PGAS_OUT_NOSYNC)) ==
-            (PARIO_PGAS_OUT_MYSYNC | PARIO_PGAS_OUT_NOSYNC))
+    if (!pgas_sync_flags_valid(s))
         return pio_fail(fd, PARIO_ERR_ARG, "%s %s: invalid synchronisation flags 0x%x", c->what,
                         fd->name, s);
     return PARIO_OK;
