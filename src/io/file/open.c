@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
-#include "common/node.h"
 #include "io/async/async.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
@@ -29,21 +28,6 @@ static int check_amode(int amode, const char *path, pario_error *err) {
     return PARIO_OK;
 }
 
-/* The shared-memory nodes comm spans, and this rank's index on its node
- * (PARIO_NODE_SIZE may cut a machine into several: common/node.h). */
-static void node_layout(pario_file *fh) {
-    MPI_Comm node;
-    int leader = 0;
-    fh->nnodes = 1;
-    fh->node_rank = fh->rank;
-    if (pario_node_comm(fh->comm, &node) != MPI_SUCCESS)
-        return;
-    MPI_Comm_rank(node, &fh->node_rank);
-    leader = fh->node_rank == 0;
-    MPI_Allreduce(&leader, &fh->nnodes, 1, MPI_INT, MPI_SUM, fh->comm);
-    MPI_Comm_free(&node);
-}
-
 static int driver_flags(int amode, int create) {
     int flags = IO_OPEN_READ | IO_OPEN_WRITE;
     if (amode & MPI_MODE_RDONLY)
@@ -55,81 +39,177 @@ static int driver_flags(int amode, int create) {
     return flags;
 }
 
-/* Open the storage: rank 0 creates, then the others open. A WRONLY file is
- * opened for reading too when permitted, so data sieving can read the gaps. */
-static int open_storage(pario_file *fh, pario_error *err) {
-    int rc = PARIO_OK;
-    fh->io.fd = -1;
+/* Open the storage (create: with CREATE and EXCL as amode asks). A WRONLY
+ * file is opened for reading too when permitted, so data sieving can read
+ * the gaps. */
+static int open_storage(pario_file *fh, int create, pario_error *err) {
     const io_driver *drv = &io_driver_posix;
-    if (fh->rank == 0) {
-        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1), err);
-        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
-            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 1) & ~IO_OPEN_READ, err);
-    }
-    rc = io_agree(fh->comm, rc, err);
-    if (rc != PARIO_OK)
-        return rc;
-    if (fh->rank != 0) {
-        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0), err);
-        if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
-            rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, 0) & ~IO_OPEN_READ, err);
-    }
-    rc = io_agree(fh->comm, rc, err);
-    if (rc != PARIO_OK && fh->io.fd >= 0)
-        drv->close(&fh->io, NULL);
+    int rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, create), err);
+    if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
+        rc = drv->open(&fh->io, fh->path, driver_flags(fh->amode, create) & ~IO_OPEN_READ, err);
     return rc;
 }
 
-/* Both file pointers start at 0, or at the end of file for APPEND. */
-static int init_pointers(pario_file *fh, pario_error *err) {
-    int64_t size = 0;
-    int rc = PARIO_OK;
-    if (fh->amode & MPI_MODE_APPEND)
-        rc = fh->io.drv->get_size(&fh->io, &size, err);
-    rc = io_agree(fh->comm, rc, err);
+/* What rank 0 tells every rank at open, in one broadcast: the outcome of
+ * its checks and of creating or opening the file, its access mode, its
+ * hints, the block size and the size of an APPEND file. */
+typedef struct open_news {
+    int rc;
+    int amode;
+    int64_t block_size;
+    int64_t size;
+    pario_error err;
+    io_hints hints;
+} open_news;
+
+/* This rank's hints: defaults for the file, then $PARIO_HINTS, info and
+ * $PARIO_HINT_*. */
+static void hints_setup(pario_file *fh, MPI_Info info, int64_t block_size) {
+    io_hints_defaults(&fh->hints, block_size, fh->nranks, fh->nnodes);
+    io_hints_resolve(&fh->hints, info);
+}
+
+/* Rank 0, alone, before the broadcast: only it touches the file system to
+ * create, truncate or check for EXCL; it sets the shared file pointer
+ * (every other rank's first use of it comes after the broadcast). */
+static void first_rank_opens(pario_file *fh, MPI_Info info, int rc, open_news *news,
+                             pario_error *err) {
+    news->block_size = io_driver_posix.block_size(fh->path);
+    hints_setup(fh, info, news->block_size);
     if (rc == PARIO_OK)
-        fh->fp = size;
+        rc = check_amode(fh->amode, fh->path, err);
     if (rc == PARIO_OK)
-        rc = io_shared_create(fh, size, err);
+        rc = open_storage(fh, 1, err);
+    if (rc == PARIO_OK && (fh->amode & MPI_MODE_APPEND))
+        rc = fh->io.drv->get_size(&fh->io, &news->size, err);
+    if (rc == PARIO_OK && io_shared_set(fh, news->size) != PARIO_OK)
+        rc = pario_fail(err, PARIO_ERR_COMM, "open %s: cannot set the shared file pointer",
+                        fh->path);
+    news->rc = rc;
+    news->amode = fh->amode;
+    news->hints = fh->hints;
+    if (rc != PARIO_OK)
+        news->err = *err;
+}
+
+/* Every other rank, after the broadcast: rank 0's hints where they must
+ * agree, its own checks, and an open of the file rank 0 made. */
+static int other_rank_opens(pario_file *fh, MPI_Info info, int rc, const open_news *news,
+                            pario_error *err) {
+    hints_setup(fh, info, news->block_size);
+    io_hints_adopt(&fh->hints, &news->hints);
+    if (rc == PARIO_OK)
+        rc = check_amode(fh->amode, fh->path, err);
+    if (rc == PARIO_OK && fh->amode != news->amode)
+        rc = pario_fail(err, PARIO_ERR_NOT_SAME, "open %s: ranks passed different access modes",
+                        fh->path);
+    if (rc == PARIO_OK)
+        rc = open_storage(fh, 0, err);
     return rc;
+}
+
+/* Collective, one broadcast on comm: rank 0 opens first; its failure is
+ * every rank's (*settled: no rank opens after it, nothing else to agree). */
+static int open_first_step(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, int *settled,
+                           pario_error *err) {
+    open_news news = {.rc = PARIO_OK};
+    if (fh->rank == 0)
+        first_rank_opens(fh, info, rc, &news, err);
+    if (MPI_Bcast(&news, (int)sizeof news, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return pario_fail(err, PARIO_ERR_COMM, "open %s: cannot learn rank 0's outcome", fh->path);
+    *settled = news.rc != PARIO_OK;
+    if (news.rc != PARIO_OK) {
+        if (fh->rank != 0)
+            pario_fail(err, news.rc, "%.480s (on rank 0)", news.err.msg);
+        return news.rc;
+    }
+    if (fh->amode & MPI_MODE_APPEND) /* the default view: etypes are bytes */
+        fh->fp = news.size;
+    fh->shared_moved = news.size != 0;
+    return fh->rank == 0 ? rc : other_rank_opens(fh, info, rc, &news, err);
+}
+
+/* Collective, one allreduce (and the placement of the aggregators when
+ * cb_config_list is new on the communicator): every rank's outcome and
+ * the flags of the default view. */
+static int open_last_step(pario_file *fh, int rc, pario_error *err) {
+    if (rc == PARIO_OK)
+        rc = view_init_default(&fh->view, fh->comm, fh->path, err);
+    if (rc == PARIO_OK)
+        io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
+    int prc = io_file_settle_local(fh, err);   /* every rank: it may be collective */
+    io_vote v = {0};
+    return io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);
+}
+
+/* What fh holds besides itself and its path; its communicator and window
+ * are parked for the next open (collective). */
+static void file_release(pario_file *fh) {
+    view_free(&fh->view);
+    io_scratch_free(&fh->scratch);
+    io_coll_kept_detach(fh);
+    io_parked_give(fh);
+    free(fh->cb_ranks);
+    free(fh->coll_ranges);
+    free(fh->coll_share);
 }
 
 static void file_free(pario_file *fh) {
     if (!fh)
         return;
-    view_free(&fh->view);
-    io_scratch_free(&fh->scratch);
-    io_coll_kept_detach(fh);
-    free(fh->cb_ranks);
-    free(fh->coll_ranges);
-    free(fh->coll_share);
-    if (fh->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&fh->comm);
+    file_release(fh);
     free(fh->path);
     free(fh);
 }
 
-static int file_new(MPI_Comm comm, const char *path, int amode, pario_file **out,
-                    pario_error *err) {
-    pario_file *fh = calloc(1, sizeof *fh);
-    if (!fh)
-        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
+/* A file object's fields before open fills them. */
+static void file_init(pario_file *fh, MPI_Comm comm, int amode) {
     fh->comm = MPI_COMM_NULL;
     fh->shared_win = MPI_WIN_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
     fh->amode = amode;
+    MPI_Comm_rank(comm, &fh->rank);
+    MPI_Comm_size(comm, &fh->nranks);
+}
+
+/* The file object; NULL when there is no memory for it. */
+static pario_file *file_new(MPI_Comm comm, const char *path, int amode) {
+    pario_file *fh = calloc(1, sizeof *fh);
+    if (!fh)
+        return NULL;
+    file_init(fh, comm, amode);
     fh->path = strdup(path);
-    if (!fh->path || MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
-        file_free(fh);
-        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
+    if (!fh->path) {
+        free(fh);
+        return NULL;
     }
-    MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
     fh->kept_cache = io_coll_kept_cache(comm);
-    MPI_Comm_rank(fh->comm, &fh->rank);
-    MPI_Comm_size(fh->comm, &fh->nranks);
-    *out = fh;
-    return PARIO_OK;
+    return fh;
+}
+
+/* Open's steps (docs/architecture.md): the communicator and window parked
+ * on comm (made by the first open there), rank 0's outcome and hints (one
+ * broadcast), every rank's outcome (one allreduce). */
+static int open_steps(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, pario_error *err) {
+    rc = io_parked_take(fh, comm, rc, err);
+    if (rc != PARIO_OK)
+        return rc;
+    int settled = 0;
+    rc = open_first_step(fh, comm, info, rc, &settled, err);
+    return settled ? rc : open_last_step(fh, rc, err);
+}
+
+/* No memory for the file object: this rank still takes every step of the
+ * open with a stand-in on its stack, so every rank returns the failure. */
+static int open_without_memory(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                               pario_error *err) {
+    pario_file spare = {.path = (char *)path};
+    file_init(&spare, comm, amode);
+    int rc = pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
+    rc = open_steps(&spare, comm, info, rc, err);
+    file_release(&spare);
+    return rc;
 }
 
 int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, pario_file **out,
@@ -141,31 +221,10 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
                           path ? path : "(null)");
     if (!path || !*path)
         return pario_fail(err, PARIO_ERR_BAD_FILE, "open: empty file name");
-    pario_file *fh = NULL;
-    int rc = file_new(comm, path, amode, &fh, err);
-    rc = io_agree(comm, rc, err);
-    if (rc != PARIO_OK) {
-        file_free(fh);
-        return rc;
-    }
-    rc = check_amode(amode, path, err);
-    if (rc == PARIO_OK)
-        rc = io_check_same(fh->comm, &(long long){amode}, 1, "open", "access modes", path, err);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc == PARIO_OK) {
-        node_layout(fh);
-        io_hints_defaults(&fh->hints, io_driver_posix.block_size(path), fh->nranks, fh->nnodes);
-        io_hints_resolve(&fh->hints, info);
-        rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, path, err), err);
-    }
-    if (rc == PARIO_OK)
-        rc = open_storage(fh, err);
-    if (rc == PARIO_OK) {
-        io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
-        rc = io_file_settle(fh, err);          /* after open_storage: it asks what the file is */
-    }
-    if (rc == PARIO_OK)
-        rc = init_pointers(fh, err);
+    pario_file *fh = file_new(comm, path, amode);
+    if (!fh)
+        return open_without_memory(comm, path, amode, info, err);
+    int rc = open_steps(fh, comm, info, PARIO_OK, err);
     if (rc != PARIO_OK) {
         if (fh->io.fd >= 0)
             fh->io.drv->close(&fh->io, NULL);
@@ -186,7 +245,6 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     io_files_remove(fh);              /* first: nothing walks the file while it closes */
     io_async_stop(fh);                /* pending nonblocking accesses finish first */
     int lrc = io_coll_kept_flush(fh); /* then the kept collective writes (agreed) */
-    io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, io_report_held(fh, rc, err), err);
     if (lrc != PARIO_OK) {

@@ -16,6 +16,7 @@
  *     closed and no window being replaced (kept_get holds it to do that).
  * The attribute's keyval is made once, on first use. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include "io/async/async.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
@@ -27,6 +28,7 @@ static struct {
 
 static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
 static int watching; /* the attribute is set (written once, under watch_once) */
+static atomic_int finalize_begun; /* MPI_Finalize has begun deleting attributes */
 
 void io_files_lock(void) {
     pthread_mutex_lock(&open_files.lock);
@@ -73,6 +75,7 @@ static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) 
     (void)keyval;
     (void)value;
     (void)extra;
+    atomic_store(&finalize_begun, 1);
     io_coll_kept_finalize(); /* first: no background writer runs beside this walk */
     io_files_each(flush_at_finalize, NULL);
     return MPI_SUCCESS;
@@ -88,4 +91,8 @@ static void watch_create(void) {
 int io_files_watch_finalize(void) {
     pthread_once(&watch_once, watch_create);
     return watching;
+}
+
+int io_files_finalizing(void) {
+    return atomic_load(&finalize_begun);
 }

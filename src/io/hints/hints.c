@@ -288,6 +288,12 @@ int io_hints_agree(io_hints *h, MPI_Comm comm) {
     io_hints first = *h;
     if (MPI_Bcast(&first, (int)sizeof first, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return PARIO_ERR_COMM;
+    io_hints_adopt(h, &first);
+    return PARIO_OK;
+}
+
+void io_hints_adopt(io_hints *h, const io_hints *rank0) {
+    io_hints first = *rank0;
     first.ds_read = h->ds_read;
     first.ds_write = h->ds_write;
     first.ind_rd_buffer_size = h->ind_rd_buffer_size;
@@ -296,7 +302,6 @@ int io_hints_agree(io_hints *h, MPI_Comm comm) {
     first.write_call_bytes = h->write_call_bytes;
     first.read_call_bytes = h->read_call_bytes;
     *h = first;
-    return PARIO_OK;
 }
 
 int64_t io_hints_prealloc_min(const io_hints *h, int pays) {

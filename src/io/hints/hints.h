@@ -66,6 +66,9 @@ void io_hints_update(io_hints *h, MPI_Info info);
  * where the ranks must agree on their effect (whether any rank may sieve a
  * write), the views' agreement combines them. */
 int io_hints_agree(io_hints *h, MPI_Comm comm);
+/* io_hints_agree's step without the broadcast: take rank 0's values of the
+ * hints that must agree, keep this rank's own of the others. */
+void io_hints_adopt(io_hints *h, const io_hints *rank0);
 /* The smallest write whose blocks the driver reserves before writing it
  * (pario_prealloc_writes): enable 0, disable -1; automatic IO_PREALLOC_MIN
  * on a file system where that was measured to pay (pays: its calibration
