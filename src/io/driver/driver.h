@@ -19,6 +19,8 @@ typedef struct io_handle {
     int fd;               /* posix: the file descriptor */
     int readable;         /* opened with read access (data sieving needs it for writes) */
     int regular;          /* a regular file (not a device, pipe or socket) */
+    uint64_t dev;         /* the device of its file system (st_dev), 0 when unknown */
+    int64_t blksize;      /* its preferred I/O size (st_blksize), 0 when unknown */
     int reserve_measured; /* on a file system where reserving blocks before a large
                              write was measured to pay (ext4) */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their

@@ -50,6 +50,8 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = known && S_ISREG(st.st_mode);
+    h->dev = known ? (uint64_t)st.st_dev : 0;
+    h->blksize = known && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     struct statfs fs;
     h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */

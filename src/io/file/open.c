@@ -74,12 +74,13 @@ static void hints_setup(pario_file *fh, MPI_Info info, int64_t block_size) {
  * (every other rank's first use of it comes after the broadcast). */
 static void first_rank_opens(pario_file *fh, MPI_Info info, int rc, open_news *news,
                              pario_error *err) {
-    news->block_size = io_driver_posix.block_size(fh->path);
-    hints_setup(fh, info, news->block_size);
     if (rc == PARIO_OK)
         rc = check_amode(fh->amode, fh->path, err);
     if (rc == PARIO_OK)
         rc = open_storage(fh, 1, err);
+    news->block_size = fh->io.blksize > 0 ? fh->io.blksize /* from the open: no stat */
+                                          : io_driver_posix.block_size(fh->path);
+    hints_setup(fh, info, news->block_size);
     if (rc == PARIO_OK && (fh->amode & MPI_MODE_APPEND))
         rc = fh->io.drv->get_size(&fh->io, &news->size, err);
     if (rc == PARIO_OK && io_shared_set(fh, news->size) != PARIO_OK)
@@ -136,7 +137,7 @@ static int open_last_step(pario_file *fh, int rc, pario_error *err) {
     if (rc == PARIO_OK)
         rc = view_init_default(&fh->view, fh->comm, fh->path, err);
     if (rc == PARIO_OK)
-        io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
+        io_costs_lookup(fh->path, fh->io.dev, &fh->costs); /* the file exists now: its mount is known */
     int prc = io_file_settle_local(fh, err);   /* every rank: it may be collective */
     io_vote v = {0};
     return io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);

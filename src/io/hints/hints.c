@@ -243,32 +243,23 @@ static void apply_hints_file(io_hints *h, const char *path) {
     fclose(f);
 }
 
-static const char *const hint_keys[] = {"cb_buffer_size",
-                                        "pario_cb_cycle_size",
-                                        "cb_nodes",
-                                        "cb_config_list",
-                                        "romio_cb_read",
-                                        "romio_cb_write",
-                                        "romio_ds_read",
-                                        "romio_ds_write",
-                                        "ind_rd_buffer_size",
-                                        "ind_wr_buffer_size",
-                                        "striping_unit",
-                                        "striping_factor",
-                                        "pario_cb_read_pipeline",
-                                        "pario_cb_write_behind",
-                                        "pario_prealloc_writes",
-                                        "pario_cb_write_behind_delay",
-                                        "pario_write_call_bytes",
-                                        "pario_read_call_bytes"};
+extern char **environ;
 
+/* The PARIO_HINT_<key> variables, in one pass over the environment (a
+ * getenv per key cost more than the rest of an open); unknown keys are
+ * ignored like unknown hints. */
 static void apply_hint_env(io_hints *h) {
-    for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
+    static const char prefix[] = "PARIO_HINT_";
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, prefix, sizeof prefix - 1) != 0)
+            continue;
+        const char *key = *e + sizeof prefix - 1, *eq = strchr(key, '=');
         char name[96];
-        snprintf(name, sizeof name, "PARIO_HINT_%s", hint_keys[i]);
-        const char *v = getenv(name);
-        if (v)
-            hints_set(h, hint_keys[i], v);
+        if (!eq || (size_t)(eq - key) >= sizeof name)
+            continue;
+        memcpy(name, key, (size_t)(eq - key));
+        name[eq - key] = '\0';
+        hints_set(h, name, eq + 1);
     }
 }
 
