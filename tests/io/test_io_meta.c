@@ -6,9 +6,12 @@
  * path"), so a step that grows with the rank count, or a new step, fails
  * here. The bytes written between the steps are checked too: the tally is
  * of calls that did their work. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "io_test.h"
 
 /* ---- the tally ---------------------------------------------------------------------------- */
@@ -236,6 +239,55 @@ static void test_reopen(MPI_Comm comm, const char *path) {
     }
 }
 
+/* Whether this process holds a descriptor of path (from /proc/self/fd). */
+static int holds_open(const char *path) {
+    char want[PATH_MAX], link[PATH_MAX + 32], got[PATH_MAX];
+    if (!realpath(path, want))
+        return 0;
+    DIR *d = opendir("/proc/self/fd");
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, got, sizeof got - 1);
+        if (n > 0) {
+            got[n] = '\0';
+            found = strcmp(got, want) == 0;
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* romio_no_indep_rw with one aggregator: only it and rank 0 (which
+ * creates, here the same rank) open the file; collective writes land through it; an
+ * independent write on another rank opens the file then, as ROMIO does. */
+static void test_deferred_open(MPI_Comm comm, const char *path) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_no_indep_rw", "true");
+    MPI_Info_set(info, "cb_nodes", "1");
+    pario_file *fh = open_counted(comm, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info,
+                                  "open (romio_no_indep_rw)", OPEN_MAX);
+    MPI_Info_free(&info);
+    PT_CHECK(iot_hint_is(fh, "romio_no_indep_rw", "true"));
+    PT_CHECK(iot_hint_is(fh, "romio_cb_write", "enable"));
+    int opened = holds_open(path), count = 0;
+    PMPI_Allreduce(&opened, &count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    PT_EQ(count, 1); /* rank 0 creates, and is the one aggregator (cb_ranks[0]) */
+    PT_EQ(opened, rank == 0);
+    unsigned char mine[8];
+    memset(mine, rank + 1, sizeof mine);
+    PT_EQ(pario_file_write_at_all(fh, 8 * rank, mine, 8, MPI_BYTE, NULL), PARIO_OK);
+    PT_EQ(holds_open(path), opened); /* collective access opened nothing more */
+    memset(mine, rank + 101, sizeof mine);
+    PT_EQ(pario_file_write_at(fh, 8 * (nranks + rank), mine, 8, MPI_BYTE, NULL), PARIO_OK);
+    PT_CHECK(holds_open(path));
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+    close_counted(&fh);
+    check_bytes(path);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -252,6 +304,10 @@ int main(int argc, char **argv) {
     close_counted(&fh);
     test_file_calls(comm, path);
     test_reopen(comm, path);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        unlink(path);
+    test_deferred_open(comm, path);
     PMPI_Comm_free(&comm);
     return ptest_finish();
 }

@@ -21,6 +21,7 @@ typedef struct io_handle {
     int regular;          /* a regular file (not a device, pipe or socket) */
     uint64_t dev;         /* the device of its file system (st_dev), 0 when unknown */
     int64_t blksize;      /* its preferred I/O size (st_blksize), 0 when unknown */
+    int deferred;         /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
     int reserve_measured; /* on a file system where reserving blocks before a large
                              write was measured to pay (ext4) */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
@@ -61,5 +62,9 @@ struct io_driver {
 };
 
 extern const io_driver io_driver_posix;
+/* A posix handle that opens path with flags (less CREATE and EXCL) at its
+ * first operation that needs the file; sync and close before that do
+ * nothing. ROMIO's deferred open: romio_no_indep_rw. */
+void io_posix_defer(io_handle *h, const char *path, int flags);
 
 #endif

@@ -153,6 +153,9 @@ int io_file_settle(pario_file *fh, pario_error *err);
  * fh->costs, and the aggregators (collective only when the placement under
  * this cb_config_list is not parked yet; call it on every rank). */
 int io_file_settle_local(pario_file *fh, pario_error *err);
+/* This rank's call costs and block reservation alone (open: once the file
+ * and its costs record are known). */
+void io_file_apply_costs(pario_file *fh);
 /* Collective, one step: io_agree_vote of rc and v, with the flags of the
  * ranks' views (view: this rank's, the one being set) appended to v's;
  * on success they decide fh's sieve_writers, plain_views, tiny_holes and

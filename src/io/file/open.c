@@ -56,6 +56,8 @@ static int open_storage(pario_file *fh, int create, pario_error *err) {
 typedef struct open_news {
     int rc;
     int amode;
+    int regular;  /* the file rank 0 opened is a regular file */
+    uint64_t dev; /* its file system's device, for ranks that defer their open */
     int64_t block_size;
     int64_t size;
     pario_error err;
@@ -88,15 +90,17 @@ static void first_rank_opens(pario_file *fh, MPI_Info info, int rc, open_news *n
                         fh->path);
     news->rc = rc;
     news->amode = fh->amode;
+    news->regular = fh->io.regular;
+    news->dev = fh->io.dev;
     news->hints = fh->hints;
     if (rc != PARIO_OK)
         news->err = *err;
 }
 
 /* Every other rank, after the broadcast: rank 0's hints where they must
- * agree, its own checks, and an open of the file rank 0 made. */
-static int other_rank_opens(pario_file *fh, MPI_Info info, int rc, const open_news *news,
-                            pario_error *err) {
+ * agree, and its own checks (it opens once the aggregators are placed). */
+static int other_rank_checks(pario_file *fh, MPI_Info info, int rc, const open_news *news,
+                             pario_error *err) {
     hints_setup(fh, info, news->block_size);
     io_hints_adopt(&fh->hints, &news->hints);
     if (rc == PARIO_OK)
@@ -104,41 +108,73 @@ static int other_rank_opens(pario_file *fh, MPI_Info info, int rc, const open_ne
     if (rc == PARIO_OK && fh->amode != news->amode)
         rc = pario_fail(err, PARIO_ERR_NOT_SAME, "open %s: ranks passed different access modes",
                         fh->path);
-    if (rc == PARIO_OK)
-        rc = open_storage(fh, 0, err);
     return rc;
+}
+
+/* romio_no_indep_rw, as ROMIO: collective buffering for every collective
+ * call, so only aggregators touch the file. */
+static void promise_collective_only(pario_file *fh) {
+    if (fh->hints.no_indep_rw)
+        fh->hints.cb_read = fh->hints.cb_write = IO_ENABLE;
+}
+
+static int is_aggregator(const pario_file *fh) {
+    int n = io_coll_naggr(fh);
+    for (int i = 0; i < n && fh->cb_ranks; i++)
+        if (io_coll_aggregator(fh, i, n) == fh->rank)
+            return 1;
+    return 0;
+}
+
+/* A rank other than 0 opens the file rank 0 made, or, under
+ * romio_no_indep_rw when it does not aggregate, defers its open to the
+ * first call that needs the file (ROMIO opens there too). */
+static int other_rank_opens(pario_file *fh, const open_news *news, pario_error *err) {
+    if (!fh->hints.no_indep_rw || is_aggregator(fh))
+        return open_storage(fh, 0, err);
+    io_posix_defer(&fh->io, fh->path, driver_flags(fh->amode, 0));
+    fh->io.regular = news->regular;
+    fh->io.dev = news->dev;
+    return PARIO_OK;
 }
 
 /* Collective, one broadcast on comm: rank 0 opens first; its failure is
  * every rank's (*settled: no rank opens after it, nothing else to agree). */
 static int open_first_step(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, int *settled,
-                           pario_error *err) {
-    open_news news = {.rc = PARIO_OK};
+                           open_news *news, pario_error *err) {
+    *news = (open_news){.rc = PARIO_OK};
     if (fh->rank == 0)
-        first_rank_opens(fh, info, rc, &news, err);
-    if (MPI_Bcast(&news, (int)sizeof news, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        first_rank_opens(fh, info, rc, news, err);
+    *settled = 1;
+    if (MPI_Bcast(news, (int)sizeof *news, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return pario_fail(err, PARIO_ERR_COMM, "open %s: cannot learn rank 0's outcome", fh->path);
-    *settled = news.rc != PARIO_OK;
-    if (news.rc != PARIO_OK) {
+    *settled = news->rc != PARIO_OK;
+    if (news->rc != PARIO_OK) {
         if (fh->rank != 0)
-            pario_fail(err, news.rc, "%.480s (on rank 0)", news.err.msg);
-        return news.rc;
+            pario_fail(err, news->rc, "%.480s (on rank 0)", news->err.msg);
+        return news->rc;
     }
     if (fh->amode & MPI_MODE_APPEND) /* the default view: etypes are bytes */
-        fh->fp = news.size;
-    fh->shared_moved = news.size != 0;
-    return fh->rank == 0 ? rc : other_rank_opens(fh, info, rc, &news, err);
+        fh->fp = news->size;
+    fh->shared_moved = news->size != 0;
+    if (fh->rank != 0)
+        rc = other_rank_checks(fh, info, rc, news, err);
+    promise_collective_only(fh);
+    return rc;
 }
 
 /* Collective, one allreduce (and the placement of the aggregators when
  * cb_config_list is new on the communicator): every rank's outcome and
  * the flags of the default view. */
-static int open_last_step(pario_file *fh, int rc, pario_error *err) {
+static int open_last_step(pario_file *fh, int rc, const open_news *news, pario_error *err) {
     if (rc == PARIO_OK)
         rc = view_init_default(&fh->view, fh->comm, fh->path, err);
-    if (rc == PARIO_OK)
-        io_costs_lookup(fh->path, fh->io.dev, &fh->costs); /* the file exists now: its mount is known */
-    int prc = io_file_settle_local(fh, err);   /* every rank: it may be collective */
+    int prc = io_coll_place(fh, err); /* every rank: it may be collective */
+    if (rc == PARIO_OK && prc == PARIO_OK && fh->rank != 0)
+        rc = other_rank_opens(fh, news, err);
+    if (rc == PARIO_OK) /* the file exists now: its mount is known */
+        io_costs_lookup(fh->path, fh->io.dev, &fh->costs);
+    io_file_apply_costs(fh);
     io_vote v = {0};
     return io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);
 }
@@ -197,8 +233,9 @@ static int open_steps(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, pari
     if (rc != PARIO_OK)
         return rc;
     int settled = 0;
-    rc = open_first_step(fh, comm, info, rc, &settled, err);
-    return settled ? rc : open_last_step(fh, rc, err);
+    open_news news;
+    rc = open_first_step(fh, comm, info, rc, &settled, &news, err);
+    return settled ? rc : open_last_step(fh, rc, &news, err);
 }
 
 /* No memory for the file object: this rank still takes every step of the

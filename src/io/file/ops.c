@@ -136,7 +136,7 @@ int io_file_vote(pario_file *fh, const io_view *view, int rc, io_vote *v, pario_
 }
 
 /* This rank's own cost figures: hints first, then the file system's. */
-static void apply_costs(pario_file *fh) {
+void io_file_apply_costs(pario_file *fh) {
     const io_hints *h = &fh->hints;
     fh->write_call_bytes =
         h->write_call_bytes > 0 ? h->write_call_bytes : fh->costs.write_call_bytes;
@@ -147,7 +147,7 @@ static void apply_costs(pario_file *fh) {
 }
 
 int io_file_settle_local(pario_file *fh, pario_error *err) {
-    apply_costs(fh);
+    io_file_apply_costs(fh);
     return io_coll_place(fh, err);
 }
 

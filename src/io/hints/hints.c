@@ -196,6 +196,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->striping_unit = n;
     else if (!strcmp(key, "striping_factor") && parse_positive(val, &n) && n <= INT32_MAX)
         h->striping_factor = (int)n;
+    else if (!strcmp(key, "romio_no_indep_rw") && (!strcmp(val, "true") || !strcmp(val, "false")))
+        h->no_indep_rw = !strcmp(val, "true");
 }
 
 void io_hints_apply_info(io_hints *h, MPI_Info info) {
@@ -316,6 +318,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "cb_config_list", h->cb_config_list);
     MPI_Info_set(*info, "romio_cb_read", switch_name(h->cb_read));
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
+    MPI_Info_set(*info, "romio_no_indep_rw", h->no_indep_rw ? "true" : "false");
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
     MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
     snprintf(v, sizeof v, "%lld", (long long)h->cb_write_behind_delay);

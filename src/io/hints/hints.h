@@ -38,6 +38,9 @@ typedef struct io_hints {
     int64_t read_call_bytes;     /* pario_read_call_bytes: the same for a read call */
     int64_t striping_unit;       /* bytes; file domains align to it */
     int striping_factor;         /* number of storage targets */
+    int no_indep_rw;             /* romio_no_indep_rw: the program promises collective
+                                    access only; at open, only aggregators open the file
+                                    (deferred open) and collective buffering is enabled */
 } io_hints;
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
