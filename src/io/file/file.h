@@ -119,6 +119,9 @@ const int *io_parked_placement(const pario_file *fh, const char *list, int *n);
 void io_parked_keep_placement(pario_file *fh, const char *list, const int *ranks, int n);
 /* MPI_Finalize has begun: parked sets are forgotten, not freed. */
 int io_files_finalizing(void);
+/* At the start of MPI_Finalize (collective, as it is): frees every parked
+ * communicator and window, oldest first; later opens park nothing. */
+void io_parked_finalize(void);
 
 /* The registry of files open in this process (registry.c): a file is in it
  * from the end of a successful open to the start of its close. */

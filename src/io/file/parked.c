@@ -23,7 +23,8 @@
 #include "io/file/file.h"
 
 struct io_parked {
-    int refs;     /* the attribute's and every open file's */
+    struct io_parked *next; /* every set of this process, in the order made (all_parked) */
+    int refs;               /* the attribute's and every open file's */
     int attached; /* still an attribute of the communicator, and on every rank */
     int has_layout;
     int nnodes, node_rank;
@@ -39,6 +40,31 @@ struct io_parked {
 static pthread_once_t parked_once = PTHREAD_ONCE_INIT;
 static int parked_keyval = MPI_KEYVAL_INVALID;
 
+/* Every set of this process, newest first, so that MPI_Finalize can free
+ * the parked windows while MPI still works (io_parked_finalize); guarded by
+ * its lock. Process-wide like the keyval. */
+static struct {
+    pthread_mutex_t lock;
+    io_parked *head;
+} all_parked = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+static void list_add(io_parked *p) {
+    pthread_mutex_lock(&all_parked.lock);
+    p->next = all_parked.head;
+    all_parked.head = p;
+    pthread_mutex_unlock(&all_parked.lock);
+}
+
+static void list_remove(io_parked *p) {
+    pthread_mutex_lock(&all_parked.lock);
+    io_parked **at = &all_parked.head;
+    while (*at && *at != p)
+        at = &(*at)->next;
+    if (*at)
+        *at = p->next;
+    pthread_mutex_unlock(&all_parked.lock);
+}
+
 /* Frees a file's communicator and shared-pointer window (collective). */
 static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem) {
     pario_file tmp = {.shared_win = *win, .shared_mem = *mem};
@@ -51,6 +77,7 @@ static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem) {
 
 static void parked_release(io_parked *p) {
     if (p && --p->refs == 0) {
+        list_remove(p);
         free(p->place_ranks);
         free(p);
     }
@@ -96,7 +123,31 @@ static io_parked *parked_of(MPI_Comm comm) {
         free(p);
         return NULL;
     }
+    list_add(p);
     return p;
+}
+
+/* The oldest set still holding a parked communicator and window. */
+static io_parked *oldest_idle(void) {
+    io_parked *found = NULL;
+    pthread_mutex_lock(&all_parked.lock);
+    for (io_parked *p = all_parked.head; p; p = p->next)
+        if (p->has_idle)
+            found = p;
+    pthread_mutex_unlock(&all_parked.lock);
+    return found;
+}
+
+void io_parked_finalize(void) {
+    /* Collective, like MPI_Finalize itself, which every rank is in: the
+     * sets were made in the same order on every rank of a communicator,
+     * so the oldest first is the same order everywhere. A window MPI still
+     * holds at MPI_Finalize makes MPICH's UCX abort. */
+    for (io_parked *p = oldest_idle(); p; p = oldest_idle()) {
+        kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem);
+        p->has_idle = 0;
+        p->attached = 0;
+    }
 }
 
 int io_parked_ready(MPI_Comm comm) {

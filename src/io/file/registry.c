@@ -75,9 +75,10 @@ static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) 
     (void)keyval;
     (void)value;
     (void)extra;
-    atomic_store(&finalize_begun, 1);
     io_coll_kept_finalize(); /* first: no background writer runs beside this walk */
     io_files_each(flush_at_finalize, NULL);
+    io_parked_finalize(); /* parked communicators and windows, while MPI still works */
+    atomic_store(&finalize_begun, 1);
     return MPI_SUCCESS;
 }
 
