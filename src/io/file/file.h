@@ -173,7 +173,6 @@ int io_eof_position(pario_file *fh, MPI_Offset *etypes);
  * message of the lowest failing rank (copied into err). */
 int io_agree(MPI_Comm comm, int rc, pario_error *err);
 
-
 /* Collective: PARIO_OK when every rank passed the same n values (n <= 4),
  * else PARIO_ERR_NOT_SAME with "<call> <path>: ranks passed different <what>". */
 int io_check_same(MPI_Comm comm, const long long *vals, int n, const char *call, const char *what,

@@ -25,7 +25,7 @@
 struct io_parked {
     struct io_parked *next; /* every set of this process, in the order made (all_parked) */
     int refs;               /* the attribute's and every open file's */
-    int attached; /* still an attribute of the communicator, and on every rank */
+    int attached;           /* still an attribute of the communicator, and on every rank */
     int has_layout;
     int nnodes, node_rank;
     int has_idle; /* a communicator and window no file uses */
