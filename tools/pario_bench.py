@@ -22,6 +22,7 @@ from pathlib import Path
 import pario_env
 import pario_gasbench
 import pario_pgasbench
+import pario_metabench
 import pario_report
 import pario_testbed
 
@@ -408,6 +409,7 @@ def add_arguments(p):
     scenarios = dict((k, v.summary) for k, v in SCENARIOS.items())
     scenarios.update((k, v.summary) for k, v in pario_gasbench.GAS_SCENARIOS.items())
     scenarios.update((k, v.summary) for k, v in pario_pgasbench.PGAS_SCENARIOS.items())
+    scenarios["meta"] = pario_metabench.SUMMARY
     p.add_argument("scenario", choices=list(scenarios),
                    help="; ".join(f"{k}: {v}" for k, v in scenarios.items()))
     p.add_argument("--ranks", "-n",
@@ -467,6 +469,8 @@ def add_arguments(p):
     p.add_argument("--mpi", choices=("openmpi", "mpich"),
                    help="MPI to launch with (default: the one the build uses)")
     p.add_argument("--build", help="build directory (default: the one holding this command)")
+    p.add_argument("--hints", help="meta: hints for every open, key=value,... (e.g. "
+                   "romio_no_indep_rw=true)")
     p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                    help=f"seconds per program run (default {DEFAULT_TIMEOUT})")
 
@@ -559,6 +563,12 @@ def main(args, argv):
         return gas_main(args, argv)
     if args.scenario in pario_pgasbench.PGAS_SCENARIOS:
         return pgas_main(args, argv)
+    if args.scenario == "meta":
+        try:
+            return pario_metabench.main(args)
+        except pario_env.SetupError as e:
+            print(f"pario bench: {e}", file=sys.stderr)
+            return 1
     args.ranks = io_ranks(args)
     args.reps = IO_DEFAULT_REPS if args.reps is None else args.reps
     if args.ranks is None or args.reps < 1 or args.ranks < 1:

@@ -32,6 +32,8 @@
  * either. The caller agrees on the outcome. */
 int io_cache_attach(io_handle *h, MPI_Comm comm, const io_hints *hints, int amode,
                     pario_error *err);
+/* Whether the hints ask for either (the same on every rank with agreed hints). */
+int io_cache_wanted(const io_hints *hints, int amode);
 
 /* Whether h goes through the global cache, whose calls communicate: only
  * the program's thread may make them. */

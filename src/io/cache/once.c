@@ -236,6 +236,11 @@ int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, par
     return PARIO_OK;
 }
 
+int io_cache_wanted(const io_hints *hints, int amode) {
+    return ((amode & MPI_MODE_RDONLY) && hints->read_once == IO_ENABLE) ||
+           hints->cache == IO_ENABLE;
+}
+
 int io_cache_attach(io_handle *h, MPI_Comm comm, const io_hints *hints, int amode,
                     pario_error *err) {
     if ((amode & MPI_MODE_RDONLY) && hints->read_once == IO_ENABLE)

@@ -68,7 +68,10 @@ enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };
  * host. A list naming no host of the job lets every rank. Called by open
  * and whenever the hints change. Also allocates, once per file, the
  * buffers every collective call needs for all ranks' ranges, so that no
- * call can fail on one rank alone for want of memory. */
+ * call can fail on one rank alone for want of memory. Collective only when
+ * the placement under the file's cb_config_list is not parked on its
+ * communicator yet (io_parked_placement); otherwise a failure is this
+ * rank's alone and the caller agrees on it. */
 int io_coll_place(pario_file *fh, pario_error *err);
 /* Aggregators a collective call uses: cb_nodes of the ranks allowed, at most. */
 int io_coll_naggr(const pario_file *fh);

@@ -3,6 +3,7 @@
  * of a node up to that number may aggregate. cb_nodes then picks that many
  * of them at most, spread evenly. */
 #include <stdlib.h>
+#include <string.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 
@@ -25,21 +26,15 @@ static int reserve_range_buffers(pario_file *fh) {
     return fh->coll_ranges && fh->coll_share ? PARIO_OK : PARIO_ERR_NO_MEM;
 }
 
-int io_coll_place(pario_file *fh, pario_error *err) {
+/* Collective: the ranks that may aggregate, from every rank's answer. */
+static int place_by_allgather(pario_file *fh, int *all, int rc, pario_error *err) {
     int mine = may_aggregate(fh);
-    int *all = malloc((size_t)fh->nranks * sizeof *all);
-    int rc = all && reserve_range_buffers(fh) == PARIO_OK
-                 ? PARIO_OK
-                 : pario_fail(err, PARIO_ERR_NO_MEM, "%s: no memory for the collective buffers",
-                              fh->path);
     rc = io_agree(fh->comm, rc, err);
     if (rc == PARIO_OK &&
         MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, fh->comm) != MPI_SUCCESS)
         rc = pario_fail(err, PARIO_ERR_COMM, "%s: cannot place the aggregators", fh->path);
-    if (rc != PARIO_OK) {
-        free(all);
+    if (rc != PARIO_OK)
         return rc;
-    }
     int n = 0;
     for (int r = 0; r < fh->nranks; r++)
         if (all[r])
@@ -47,10 +42,33 @@ int io_coll_place(pario_file *fh, pario_error *err) {
     if (n == 0) /* the list names no host of this job: every rank may */
         for (int r = 0; r < fh->nranks; r++)
             all[n++] = r;
-    free(fh->cb_ranks);
-    fh->cb_ranks = all;
     fh->ncb_ranks = n;
+    io_parked_keep_placement(fh, fh->hints.cb_config_list, all, n);
     return PARIO_OK;
+}
+
+int io_coll_place(pario_file *fh, pario_error *err) {
+    int *all = malloc((size_t)fh->nranks * sizeof *all);
+    int rc = all && reserve_range_buffers(fh) == PARIO_OK
+                 ? PARIO_OK
+                 : pario_fail(err, PARIO_ERR_NO_MEM, "%s: no memory for the collective buffers",
+                              fh->path);
+    int n = 0;
+    const int *kept = io_parked_placement(fh, fh->hints.cb_config_list, &n);
+    if (kept) { /* the same answer on every rank: no message */
+        if (all)
+            memcpy(all, kept, (size_t)n * sizeof *all);
+        fh->ncb_ranks = n;
+    } else {
+        rc = place_by_allgather(fh, all, rc, err);
+    }
+    free(fh->cb_ranks);
+    fh->cb_ranks = rc == PARIO_OK ? all : NULL;
+    if (rc != PARIO_OK) {
+        free(all);
+        fh->ncb_ranks = 0;
+    }
+    return rc;
 }
 
 int io_coll_naggr(const pario_file *fh) {

@@ -17,6 +17,7 @@ typedef struct cost_entry {
     char *file; /* the record file read */
     char *mount;
     char type[COST_TYPE_MAX];
+    uint64_t dev; /* the device of the file system last found at mount, 0: none yet */
     io_costs costs;
 } cost_entry;
 
@@ -176,6 +177,15 @@ static int read_record(const char *path, const char *mount, const char *type, io
     return found;
 }
 
+/* The entry a file on device dev was last looked up in (dev 0: none):
+ * reading the mount table at every open costs more than the rest of it. */
+static cost_entry *registry_find_dev(const char *file, uint64_t dev) {
+    for (cost_entry *e = dev ? registry : NULL; e; e = e->next)
+        if (e->dev == dev && !strcmp(e->file, file))
+            return e;
+    return NULL;
+}
+
 static cost_entry *registry_find(const char *file, const char *mount, const char *type) {
     for (cost_entry *e = registry; e; e = e->next)
         if (!strcmp(e->file, file) && !strcmp(e->mount, mount) && !strcmp(e->type, type))
@@ -203,19 +213,30 @@ static void registry_add(const char *file, const char *mount, const char *type, 
     registry = e;
 }
 
-void io_costs_lookup(const char *path, io_costs *c) {
+void io_costs_lookup(const char *path, uint64_t dev, io_costs *c) {
     io_costs_default(c);
     char file[PATH_MAX], mount[PATH_MAX], type[COST_TYPE_MAX];
-    if (!io_costs_file(file, sizeof file) ||
-        io_mount_of(path, mount, sizeof mount, type, sizeof type) != 0)
+    if (!io_costs_file(file, sizeof file))
         return;
     pthread_mutex_lock(&registry_lock);
-    const cost_entry *e = registry_find(file, mount, type);
-    if (e) {
+    cost_entry *e = registry_find_dev(file, dev);
+    pthread_mutex_unlock(&registry_lock);
+    if (e) { /* entries are never freed nor changed but for dev */
         *c = e->costs;
-    } else {
+        return;
+    }
+    if (io_mount_of(path, mount, sizeof mount, type, sizeof type) != 0)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    e = registry_find(file, mount, type);
+    if (!e) {
         read_record(file, mount, type, c);
         registry_add(file, mount, type, c);
+        e = registry_find(file, mount, type);
+    }
+    if (e) {
+        *c = e->costs;
+        e->dev = dev;
     }
     pthread_mutex_unlock(&registry_lock);
 }

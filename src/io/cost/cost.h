@@ -74,8 +74,10 @@ typedef struct io_costs {
 void io_costs_default(io_costs *c);
 
 /* The costs of the file system holding path: its record, else the defaults.
- * Never fails; thread-safe. */
-void io_costs_lookup(const char *path, io_costs *c);
+ * dev: the st_dev of the open file (0 when unknown); a file system seen
+ * before on that device is not looked up in the mount table again. Never
+ * fails; thread-safe. */
+void io_costs_lookup(const char *path, uint64_t dev, io_costs *c);
 
 /* Whether writes reserve their blocks first in automatic mode: as the record
  * says, else the built-in rule's verdict `fs_default`. */

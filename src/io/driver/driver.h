@@ -19,6 +19,9 @@ typedef struct io_handle {
     int fd;               /* posix: the file descriptor */
     int readable;         /* opened with read access (data sieving needs it for writes) */
     int regular;          /* a regular file (not a device, pipe or socket) */
+    uint64_t dev;         /* the device of its file system (st_dev), 0 when unknown */
+    int64_t blksize;      /* its preferred I/O size (st_blksize), 0 when unknown */
+    int deferred;         /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
     int reserve_measured; /* on a file system where reserving blocks before a large
                              write was measured to pay (ext4) */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
@@ -76,5 +79,10 @@ int io_driver_open(io_handle *h, const char *path, int flags, int stripe, pario_
 /* Removes the file at path with the driver it needs (a striped file: its
  * objects, then its layout record). */
 int io_driver_remove(const char *path, pario_error *err);
+
+/* A posix handle that opens path with flags (less CREATE and EXCL) at its
+ * first operation that needs the file; sync and close before that do
+ * nothing. ROMIO's deferred open: romio_no_indep_rw. */
+void io_posix_defer(io_handle *h, const char *path, int flags);
 
 #endif

@@ -6,6 +6,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +52,8 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = known && S_ISREG(st.st_mode);
+    h->dev = known ? (uint64_t)st.st_dev : 0;
+    h->blksize = known && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     struct statfs fs;
     h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */
@@ -70,6 +73,40 @@ static void reserve_blocks(io_handle *h, int64_t off, int64_t len) {
         atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
 }
 
+/* ---- deferred open (romio_no_indep_rw) -------------------------------------------------
+ * A handle made by io_posix_defer has no descriptor until an operation
+ * needs one; the first such operation opens the file (without CREATE: the
+ * file exists, rank 0 made it). Any thread may be first (nonblocking
+ * accesses, the kept-write flusher): one process-wide lock, taken only on
+ * that first use, makes the open happen once. */
+static pthread_mutex_t deferred_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void io_posix_defer(io_handle *h, const char *path, int flags) {
+    h->drv = &io_driver_posix;
+    h->path = path;
+    h->fd = -1;
+    h->deferred = flags & ~(IO_OPEN_CREATE | IO_OPEN_EXCL);
+    h->readable = (flags & IO_OPEN_READ) != 0;
+    atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
+}
+
+static int posix_ready(io_handle *h, pario_error *err) {
+    if (!h->deferred || __atomic_load_n(&h->fd, __ATOMIC_ACQUIRE) >= 0)
+        return PARIO_OK;
+    pthread_mutex_lock(&deferred_lock);
+    int rc = PARIO_OK;
+    if (h->fd < 0) {
+        int64_t keep = atomic_load_explicit(&h->prealloc_min, memory_order_relaxed);
+        int flags = h->deferred;
+        rc = posix_open(h, h->path, flags, err);
+        if (rc == PARIO_ERR_ACCESS && (flags & IO_OPEN_WRITE))
+            rc = posix_open(h, h->path, flags & ~IO_OPEN_READ, err);
+        atomic_store_explicit(&h->prealloc_min, keep, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&deferred_lock);
+    return rc;
+}
+
 static int posix_close(io_handle *h, pario_error *err) {
     if (h->fd < 0)
         return PARIO_OK;
@@ -80,6 +117,9 @@ static int posix_close(io_handle *h, pario_error *err) {
 
 static int posix_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_t *done,
                        pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     char *p = buf;
     int64_t got = 0;
     while (got < len) {
@@ -100,6 +140,9 @@ static int posix_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_
 }
 
 static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off, pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     const char *p = buf;
     int64_t put = 0;
     reserve_blocks(h, off, len);
@@ -136,6 +179,9 @@ static void iov_advance(struct iovec **iov, int *cnt, size_t n) {
 
 static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
                          pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     struct iovec local[POSIX_IOV_BATCH];
     int64_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -164,12 +210,17 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
 }
 
 static int posix_sync(io_handle *h, pario_error *err) {
+    if (h->fd < 0 && h->deferred)
+        return PARIO_OK; /* never opened here: nothing of this rank's to make durable */
     if (io_sys_fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS)
         return pario_fail_errno(err, errno, "sync", h->path);
     return PARIO_OK;
 }
 
 static int posix_get_size(io_handle *h, int64_t *size, pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     struct stat st;
     if (fstat(h->fd, &st) != 0)
         return pario_fail_errno(err, errno, "stat", h->path);
@@ -178,6 +229,9 @@ static int posix_get_size(io_handle *h, int64_t *size, pario_error *err) {
 }
 
 static int posix_set_size(io_handle *h, int64_t size, pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     int rc;
     do
         rc = io_sys_ftruncate(h->fd, (off_t)size);
@@ -199,6 +253,9 @@ static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
 }
 
 static int posix_lock_op(io_handle *h, int64_t off, int64_t len, short type, pario_error *err) {
+    int ready = posix_ready(h, err);
+    if (ready != PARIO_OK)
+        return ready;
     struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = off, .l_len = len};
     int rc;
     double t0 = io_trace_sys_begin();

@@ -35,6 +35,24 @@ typedef struct io_async io_async;
 /* Room for the count of every route a collective call can take. */
 #define IO_COLL_ROUTES_MAX 8
 
+/* What one agreement step carries besides the outcome: values every rank
+ * must have passed alike (call, what and path name them in the error), and
+ * flags, each ORed over the ranks (any[] holds the OR on return). */
+#define IO_VOTE_SAME 2
+#define IO_VOTE_ANY 8
+typedef struct io_vote {
+    long long same[IO_VOTE_SAME];
+    int nsame;
+    int any[IO_VOTE_ANY];
+    int nany;
+    const char *call, *what, *path;
+} io_vote;
+
+/* Collective, one allreduce: io_agree's outcome (the lowest failing rank's
+ * error on every rank), then PARIO_ERR_NOT_SAME when the same values
+ * differ; v->any gets the flags ORed over the ranks. */
+int io_agree_vote(MPI_Comm comm, int rc, io_vote *v, pario_error *err);
+
 struct pario_file {
     MPI_Comm comm; /* private duplicate, MPI_ERRORS_RETURN */
     int rank, nranks;
@@ -83,7 +101,32 @@ struct pario_file {
     struct io_async *async;       /* background thread of nonblocking access (io/async) */
     struct pario_file *next_open; /* the registry of open files (registry.c) */
     struct io_trace *trace;       /* the file's trace, or NULL (io/trace) */
+    struct io_parked *parked;     /* what opens on the program's communicator reuse */
+    int shared_moved;             /* the shared pointer may be off 0 (same on every rank) */
 };
+
+/* What the opens on one communicator make once (parked.c): the file's
+ * communicator and shared-pointer window, kept for the next open when a
+ * file closes; the node layout; the last aggregator placement. Kept as an
+ * attribute of the program's communicator and freed with it. */
+typedef struct io_parked io_parked;
+/* Collective on comm: fh->comm, fh->shared_win, fh->nnodes and
+ * fh->node_rank, from a parked set when there is one (no MPI call; returns
+ * rc), else made (a fixed number of collective calls, agreed with rc). */
+int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err);
+/* Whether take will find a parked set (the same on every rank). */
+int io_parked_ready(MPI_Comm comm);
+/* At close, after the last agreement: parks fh's communicator and window
+ * for the next open, else frees them (collective). */
+void io_parked_give(pario_file *fh);
+/* The aggregator ranks last placed under cb_config_list list, or NULL. */
+const int *io_parked_placement(const pario_file *fh, const char *list, int *n);
+void io_parked_keep_placement(pario_file *fh, const char *list, const int *ranks, int n);
+/* MPI_Finalize has begun: parked sets are forgotten, not freed. */
+int io_files_finalizing(void);
+/* At the start of MPI_Finalize (collective, as it is): frees every parked
+ * communicator and window, oldest first; later opens park nothing. */
+void io_parked_finalize(void);
 
 /* The registry of files open in this process (registry.c): a file is in it
  * from the end of a successful open to the start of its close. */
@@ -100,18 +143,35 @@ void io_files_unlock(void);
  * MPI_COMM_SELF whose deletion does that. */
 int io_files_watch_finalize(void);
 
-/* Shared file pointer window: created by open, freed by close (collective). */
-int io_shared_create(pario_file *fh, int64_t initial, pario_error *err);
+/* Shared file pointer window (collective, agreed): made by the first open
+ * on a communicator, parked and reused by later ones (parked.c), freed with
+ * the communicator. Open sets the pointer on rank 0 before its last step. */
+int io_shared_create(pario_file *fh, pario_error *err);
 void io_shared_free(pario_file *fh);
 /* Set the shared pointer (called by one rank; the caller synchronizes). */
 int io_shared_set(pario_file *fh, int64_t etypes);
 /* Read the shared pointer. */
 int io_shared_get(pario_file *fh, int64_t *etypes);
 
-/* Collective, after open and whenever the view or the hints change: places
- * the aggregators, agrees whether any rank may sieve a write, and sets this
- * rank's call costs and block reservation from its hints and fh->costs. */
+/* Collective, whenever the hints change (set_info, set_view with hints):
+ * rank 0's hints (one broadcast), this rank's costs and the aggregators
+ * (io_file_settle_local), then one io_file_vote. */
 int io_file_settle(pario_file *fh, pario_error *err);
+/* This rank's call costs and block reservation from its hints and
+ * fh->costs, and the aggregators (collective only when the placement under
+ * this cb_config_list is not parked yet; call it on every rank). */
+int io_file_settle_local(pario_file *fh, pario_error *err);
+/* A striped file's unit and factor are its layout's, whatever the hints
+ * say after open (domains of two-phase I/O align to its stripes). */
+void io_file_pin_striping(pario_file *fh);
+/* This rank's call costs and block reservation alone (open: once the file
+ * and its costs record are known). */
+void io_file_apply_costs(pario_file *fh);
+/* Collective, one step: io_agree_vote of rc and v, with the flags of the
+ * ranks' views (view: this rank's, the one being set) appended to v's;
+ * on success they decide fh's sieve_writers, plain_views, tiny_holes and
+ * dense_views and overlapping_views. v->nany + 6 flags at most. */
+int io_file_vote(pario_file *fh, const io_view *view, int rc, io_vote *v, pario_error *err);
 
 /* View position of the end of file, in whole etypes (rounded up). */
 int io_eof_position(pario_file *fh, MPI_Offset *etypes);

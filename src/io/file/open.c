@@ -2,14 +2,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
-#include "common/node.h"
 #include "io/async/async.h"
 #include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/driver/stripe.h"
 #include "io/file/file.h"
-#include "io/trace/trace.h"
 #include "io/file/name.h"
+#include "io/trace/trace.h"
 
 /* Every access mode bit pario knows. */
 static const int known_amode_bits = MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR |
@@ -33,21 +32,6 @@ static int check_amode(int amode, const char *path, pario_error *err) {
     return PARIO_OK;
 }
 
-/* The shared-memory nodes comm spans, and this rank's index on its node
- * (PARIO_NODE_SIZE may cut a machine into several: common/node.h). */
-static void node_layout(pario_file *fh) {
-    MPI_Comm node;
-    int leader = 0;
-    fh->nnodes = 1;
-    fh->node_rank = fh->rank;
-    if (pario_node_comm(fh->comm, &node) != MPI_SUCCESS)
-        return;
-    MPI_Comm_rank(node, &fh->node_rank);
-    leader = fh->node_rank == 0;
-    MPI_Allreduce(&leader, &fh->nnodes, 1, MPI_INT, MPI_SUM, fh->comm);
-    MPI_Comm_free(&node);
-}
-
 static int driver_flags(int amode, int create) {
     int flags = IO_OPEN_READ | IO_OPEN_WRITE;
     if (amode & MPI_MODE_RDONLY)
@@ -59,9 +43,10 @@ static int driver_flags(int amode, int create) {
     return flags;
 }
 
-/* Open the storage: rank 0 creates, then the others open. A WRONLY file is
- * opened for reading too when permitted, so data sieving can read the gaps. */
-static int open_driver(pario_file *fh, int create, pario_error *err) {
+/* Open the storage (create: with CREATE and EXCL as amode asks) with the
+ * driver the file needs (io/driver/select.c). A WRONLY file is opened for
+ * reading too when permitted, so data sieving can read the gaps. */
+static int open_storage(pario_file *fh, int create, pario_error *err) {
     int flags = driver_flags(fh->amode, create);
     int rc = io_driver_open(&fh->io, fh->path, flags, fh->stripe_named, err);
     if (rc == PARIO_ERR_ACCESS && (fh->amode & MPI_MODE_WRONLY))
@@ -78,78 +63,232 @@ static io_stripe_wish stripe_wish_of(const io_hints *h) {
     };
 }
 
-static int open_storage(pario_file *fh, pario_error *err) {
-    int rc = PARIO_OK;
-    fh->io.fd = -1;
+/* Rank 0 creates or opens the file, striped when its hints ask. */
+static int first_rank_opens_storage(pario_file *fh, pario_error *err) {
     io_stripe_wish wish = stripe_wish_of(&fh->hints);
     fh->io.stripe_wish = &wish;
-    if (fh->rank == 0)
-        rc = open_driver(fh, 1, err);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc == PARIO_OK) {
-        if (fh->rank != 0)
-            rc = open_driver(fh, 0, err);
-        rc = io_agree(fh->comm, rc, err);
-    }
+    int rc = open_storage(fh, 1, err);
     fh->io.stripe_wish = NULL;
-    if (rc != PARIO_OK && fh->io.fd >= 0)
-        fh->io.drv->close(&fh->io, NULL);
     return rc;
 }
 
-/* Both file pointers start at 0, or at the end of file for APPEND. */
-static int init_pointers(pario_file *fh, pario_error *err) {
-    int64_t size = 0;
-    int rc = PARIO_OK;
-    if (fh->amode & MPI_MODE_APPEND)
-        rc = fh->io.drv->get_size(&fh->io, &size, err);
-    rc = io_agree(fh->comm, rc, err);
+/* What rank 0 tells every rank at open, in one broadcast: the outcome of
+ * its checks and of creating or opening the file, its access mode, its
+ * hints, the block size and the size of an APPEND file. */
+typedef struct open_news {
+    int rc;
+    int amode;
+    int regular;  /* the file rank 0 opened is a regular file */
+    int striped;  /* it is a striped file (no deferred open: io/driver/stripe.c) */
+    uint64_t dev; /* its file system's device, for ranks that defer their open */
+    int64_t block_size;
+    int64_t size;
+    pario_error err;
+    io_hints hints;
+} open_news;
+
+/* This rank's hints: defaults for the file, then $ROMIO_HINTS, $PARIO_HINTS,
+ * info and $PARIO_HINT_*; whether to trace (rank 0's decides). */
+static void hints_setup(pario_file *fh, MPI_Info info, int64_t block_size) {
+    io_hints_defaults(&fh->hints, block_size, fh->nranks, fh->nnodes);
+    io_hints_resolve(&fh->hints, info);
+    io_trace_wish(fh, info);
+}
+
+/* The file system's block size, known once rank 0 has opened the file, is
+ * the default striping unit. */
+static void default_unit(io_hints *h, int64_t block_size) {
+    if (!(h->striping_given & IO_STRIPING_UNIT_GIVEN) && block_size > 0)
+        h->striping_unit = block_size;
+}
+
+/* Rank 0, alone, before the broadcast: only it touches the file system to
+ * create, truncate or check for EXCL; it sets the shared file pointer
+ * (every other rank's first use of it comes after the broadcast). */
+static void first_rank_opens(pario_file *fh, MPI_Info info, int rc, open_news *news,
+                             pario_error *err) {
     if (rc == PARIO_OK)
-        fh->fp = size;
+        rc = check_amode(fh->amode, fh->path, err);
+    hints_setup(fh, info, 0); /* the stripe layout of a new file comes from them */
     if (rc == PARIO_OK)
-        rc = io_shared_create(fh, size, err);
+        rc = first_rank_opens_storage(fh, err);
+    news->block_size = fh->io.blksize > 0 ? fh->io.blksize /* from the open: no stat */
+                                          : io_driver_posix.block_size(fh->path);
+    default_unit(&fh->hints, news->block_size);
+    io_file_pin_striping(fh); /* a striped file's layout, whatever the hints said */
+    if (rc == PARIO_OK && (fh->amode & MPI_MODE_APPEND))
+        rc = fh->io.drv->get_size(&fh->io, &news->size, err);
+    if (rc == PARIO_OK && io_shared_set(fh, news->size) != PARIO_OK)
+        rc = pario_fail(err, PARIO_ERR_COMM, "open %s: cannot set the shared file pointer",
+                        fh->path);
+    news->rc = rc;
+    news->amode = fh->amode;
+    news->regular = fh->io.regular;
+    news->striped = fh->io.stripe != NULL;
+    news->dev = fh->io.dev;
+    news->hints = fh->hints;
+    if (rc != PARIO_OK)
+        news->err = *err;
+}
+
+/* Every other rank, after the broadcast: rank 0's hints where they must
+ * agree, and its own checks (it opens once the aggregators are placed). */
+static int other_rank_checks(pario_file *fh, MPI_Info info, int rc, const open_news *news,
+                             pario_error *err) {
+    hints_setup(fh, info, news->block_size);
+    io_hints_adopt(&fh->hints, &news->hints);
+    if (rc == PARIO_OK)
+        rc = check_amode(fh->amode, fh->path, err);
+    if (rc == PARIO_OK && fh->amode != news->amode)
+        rc = pario_fail(err, PARIO_ERR_NOT_SAME, "open %s: ranks passed different access modes",
+                        fh->path);
     return rc;
+}
+
+/* romio_no_indep_rw, as ROMIO: collective buffering for every collective
+ * call, so only aggregators touch the file. */
+static void promise_collective_only(pario_file *fh) {
+    if (fh->hints.no_indep_rw)
+        fh->hints.cb_read = fh->hints.cb_write = IO_ENABLE;
+}
+
+static int is_aggregator(const pario_file *fh) {
+    int n = io_coll_naggr(fh);
+    for (int i = 0; i < n && fh->cb_ranks; i++)
+        if (io_coll_aggregator(fh, i, n) == fh->rank)
+            return 1;
+    return 0;
+}
+
+/* A rank other than 0 opens the file rank 0 made, or, under
+ * romio_no_indep_rw when it does not aggregate, defers its open to the
+ * first call that needs the file (ROMIO opens there too). */
+static int other_rank_opens(pario_file *fh, const open_news *news, pario_error *err) {
+    if (!fh->hints.no_indep_rw || news->striped || is_aggregator(fh))
+        return open_storage(fh, 0, err);
+    io_posix_defer(&fh->io, fh->path, driver_flags(fh->amode, 0));
+    fh->io.regular = news->regular;
+    fh->io.dev = news->dev;
+    return PARIO_OK;
+}
+
+/* Collective, one broadcast on comm: rank 0 opens first; its failure is
+ * every rank's (*settled: no rank opens after it, nothing else to agree). */
+static int open_first_step(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, int *settled,
+                           open_news *news, pario_error *err) {
+    *news = (open_news){.rc = PARIO_OK};
+    if (fh->rank == 0)
+        first_rank_opens(fh, info, rc, news, err);
+    *settled = 1;
+    if (MPI_Bcast(news, (int)sizeof *news, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return pario_fail(err, PARIO_ERR_COMM, "open %s: cannot learn rank 0's outcome", fh->path);
+    *settled = news->rc != PARIO_OK;
+    if (news->rc != PARIO_OK) {
+        if (fh->rank != 0)
+            pario_fail(err, news->rc, "%.480s (on rank 0)", news->err.msg);
+        return news->rc;
+    }
+    if (fh->amode & MPI_MODE_APPEND) /* the default view: etypes are bytes */
+        fh->fp = news->size;
+    fh->shared_moved = news->size != 0;
+    if (fh->rank != 0)
+        rc = other_rank_checks(fh, info, rc, news, err);
+    promise_collective_only(fh);
+    return rc;
+}
+
+/* Collective, one allreduce (and the placement of the aggregators when
+ * cb_config_list is new on the communicator): every rank's outcome and
+ * the flags of the default view. With the global cache or read-once asked
+ * for, one more agreed step attaches it. */
+static int open_last_step(pario_file *fh, int rc, const open_news *news, pario_error *err) {
+    if (rc == PARIO_OK)
+        rc = view_init_default(&fh->view, fh->comm, fh->path, err);
+    int prc = io_coll_place(fh, err); /* every rank: it may be collective */
+    if (rc == PARIO_OK && prc == PARIO_OK && fh->rank != 0)
+        rc = other_rank_opens(fh, news, err);
+    if (rc == PARIO_OK) /* the file exists now: its mount is known */
+        io_costs_lookup(fh->path, fh->io.dev, &fh->costs);
+    io_file_apply_costs(fh);
+    io_vote v = {0};
+    rc = io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);
+    if (rc == PARIO_OK && io_cache_wanted(&fh->hints, fh->amode))
+        rc = io_agree(fh->comm, io_cache_attach(&fh->io, fh->comm, &fh->hints, fh->amode, err),
+                      err);
+    return rc;
+}
+
+/* What fh holds besides itself and its path; its communicator and window
+ * are parked for the next open (collective). */
+static void file_release(pario_file *fh) {
+    view_free(&fh->view);
+    io_scratch_free(&fh->scratch);
+    io_coll_kept_detach(fh);
+    io_parked_give(fh);
+    free(fh->cb_ranks);
+    free(fh->coll_ranges);
+    free(fh->coll_share);
 }
 
 static void file_free(pario_file *fh) {
     if (!fh)
         return;
-    view_free(&fh->view);
-    io_scratch_free(&fh->scratch);
-    io_coll_kept_detach(fh);
-    free(fh->cb_ranks);
-    free(fh->coll_ranges);
-    free(fh->coll_share);
-    if (fh->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&fh->comm);
+    file_release(fh);
     free(fh->path);
     free(fh);
 }
 
-static int file_new(MPI_Comm comm, const io_name *name, int amode, pario_file **out,
-                    pario_error *err) {
-    const char *path = name->path;
-    pario_file *fh = calloc(1, sizeof *fh);
-    if (!fh)
-        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
+/* A file object's fields before open fills them. */
+static void file_init(pario_file *fh, MPI_Comm comm, int amode) {
     fh->comm = MPI_COMM_NULL;
     fh->shared_win = MPI_WIN_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
     fh->amode = amode;
+    MPI_Comm_rank(comm, &fh->rank);
+    MPI_Comm_size(comm, &fh->nranks);
+}
+
+/* The file object for a resolved name; NULL when there is no memory for it. */
+static pario_file *file_new(MPI_Comm comm, const io_name *name, int amode) {
+    pario_file *fh = calloc(1, sizeof *fh);
+    if (!fh)
+        return NULL;
+    file_init(fh, comm, amode);
     fh->driver = name->driver;
     fh->stripe_named = name->driver == &io_driver_stripe;
     fh->path = strdup(name->path);
-    if (!fh->path || MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
-        file_free(fh);
-        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", path);
+    if (!fh->path) {
+        free(fh);
+        return NULL;
     }
-    MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
     fh->kept_cache = io_coll_kept_cache(comm);
-    MPI_Comm_rank(fh->comm, &fh->rank);
-    MPI_Comm_size(fh->comm, &fh->nranks);
-    *out = fh;
-    return PARIO_OK;
+    return fh;
+}
+
+/* Open's steps (docs/architecture.md): the communicator and window parked
+ * on comm (made by the first open there), rank 0's outcome and hints (one
+ * broadcast), every rank's outcome (one allreduce). */
+static int open_steps(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, pario_error *err) {
+    rc = io_parked_take(fh, comm, rc, err);
+    if (rc != PARIO_OK)
+        return rc;
+    int settled = 0;
+    open_news news;
+    rc = open_first_step(fh, comm, info, rc, &settled, &news, err);
+    return settled ? rc : open_last_step(fh, rc, &news, err);
+}
+
+/* No file object (a name not understood, no memory): this rank still takes
+ * every step of the open, failing, with a stand-in on its stack, so every
+ * rank returns the failure. */
+static int open_failed_early(MPI_Comm comm, const char *path, int amode, MPI_Info info, int rc,
+                             pario_error *err) {
+    pario_file spare = {.path = (char *)path};
+    file_init(&spare, comm, amode);
+    rc = open_steps(&spare, comm, info, rc, err);
+    file_release(&spare);
+    return rc;
 }
 
 int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, pario_file **out,
@@ -161,38 +300,14 @@ int pario_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, p
                           path ? path : "(null)");
     if (!path || !*path)
         return pario_fail(err, PARIO_ERR_BAD_FILE, "open: empty file name");
-    pario_file *fh = NULL;
     io_name name;
     int rc = io_name_resolve(path, "open", &name, err);
-    if (rc == PARIO_OK)
-        rc = file_new(comm, &name, amode, &fh, err);
-    rc = io_agree(comm, rc, err);
-    if (rc != PARIO_OK) {
-        file_free(fh);
-        return rc;
-    }
-    rc = check_amode(amode, path, err);
-    if (rc == PARIO_OK)
-        rc = io_check_same(fh->comm, &(long long){amode}, 1, "open", "access modes", path, err);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc == PARIO_OK) {
-        node_layout(fh);
-        io_hints_defaults(&fh->hints, io_driver_posix.block_size(fh->path), fh->nranks,
-                          fh->nnodes);
-        io_hints_resolve(&fh->hints, info);
-        rc = io_agree(fh->comm, view_init_default(&fh->view, fh->comm, fh->path, err), err);
-    }
-    if (rc == PARIO_OK)
-        rc = open_storage(fh, err);
-    if (rc == PARIO_OK) /* the global cache or the node's copy, when the hints ask */
-        rc = io_agree(fh->comm, io_cache_attach(&fh->io, fh->comm, &fh->hints, amode, err), err);
-    if (rc == PARIO_OK) {
-        io_costs_lookup(fh->path, &fh->costs); /* the file exists now: its mount is known */
-        io_trace_wish(fh, info);               /* agreed by the settle, rank 0's */
-        rc = io_file_settle(fh, err);          /* after open_storage: it asks what the file is */
-    }
-    if (rc == PARIO_OK)
-        rc = init_pointers(fh, err);
+    pario_file *fh = rc == PARIO_OK ? file_new(comm, &name, amode) : NULL;
+    if (!fh && rc == PARIO_OK)
+        rc = pario_fail(err, PARIO_ERR_NO_MEM, "open %s: out of memory", path);
+    if (rc != PARIO_OK)
+        return open_failed_early(comm, path, amode, info, rc, err);
+    rc = open_steps(fh, comm, info, PARIO_OK, err);
     if (rc != PARIO_OK) {
         if (fh->io.fd >= 0)
             fh->io.drv->close(&fh->io, NULL);
@@ -215,7 +330,6 @@ int pario_file_close(pario_file **pfh, pario_error *err) {
     io_async_stop(fh);                /* pending nonblocking accesses finish first */
     int lrc = io_coll_kept_flush(fh); /* then the kept collective writes (agreed) */
     io_trace_close(fh);               /* after the file's last storage call but close */
-    io_shared_free(fh);
     int rc = fh->io.drv->close(&fh->io, err);
     rc = io_agree(fh->comm, io_report_held(fh, rc, err), err);
     if (lrc != PARIO_OK) {

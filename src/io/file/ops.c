@@ -45,11 +45,8 @@ static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op
     else if (fh->amode & MPI_MODE_SEQUENTIAL)
         rc = pario_fail(err, PARIO_ERR_UNSUPPORTED_OPERATION,
                         "%s %s: not allowed on a file opened SEQUENTIAL", op, fh->path);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc == PARIO_OK)
-        rc = io_agree(fh->comm,
-                      io_check_same(fh->comm, &(long long){size}, 1, op, "sizes", fh->path, err),
-                      err);
+    io_vote v = {.same = {size}, .nsame = 1, .call = op, .what = "sizes", .path = fh->path};
+    rc = io_agree_vote(fh->comm, rc, &v, err); /* the checks and the sizes in one step */
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
     if (fh->rank == 0)
@@ -106,27 +103,46 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  * - A view with overlapping blocks (read-only files) is read by its own
  *   rank: two-phase finds a rank's data by file offset, which such a view
  *   does not map to one stream position. */
-static int agree_views(pario_file *fh, pario_error *err) {
-    const flat_type *ft = fh->view.flat;
-    int holes = !fh->view.linear && !fh->view.empty; /* an empty view moves nothing */
+/* This rank's part of those flags for view (VIEW_FLAGS of them). */
+#define VIEW_FLAGS 6
+static void view_flags(const pario_file *fh, const io_view *view, int *mine) {
+    const flat_type *ft = view->flat;
+    if (!ft) { /* no view (an open that failed before making it): nothing to say */
+        memset(mine, 0, VIEW_FLAGS * sizeof *mine);
+        return;
+    }
+    int holes = !view->linear && !view->empty; /* an empty view moves nothing */
     int coarse = holes && ft->size >= COLL_TINY_BLOCK * flat_blocks(ft);
     int64_t reach = ft->extent > ft->true_extent ? ft->extent : ft->true_extent;
     int sparse = holes && reach > COLL_MAX_SPREAD * ft->size;
-    int mine[6] = {holes && fh->hints.ds_write != IO_DISABLE, holes || !fh->io.regular, holes,
-                   coarse, sparse, fh->view.overlapping};
-    int any[6] = {1, 1, 0, 1, 1, 1}; /* when in doubt, lock, keep nothing and aggregate */
-    int ok = MPI_Allreduce(mine, any, 6, MPI_INT, MPI_LOR, fh->comm) == MPI_SUCCESS;
+    mine[0] = holes && fh->hints.ds_write != IO_DISABLE;
+    mine[1] = holes || !fh->io.regular;
+    mine[2] = holes;
+    mine[3] = coarse;
+    mine[4] = sparse;
+    mine[5] = view->overlapping;
+}
+
+static void apply_view_flags(pario_file *fh, const int *any) {
     fh->sieve_writers = any[0];
     fh->plain_views = !any[1];
     fh->tiny_holes = any[2] && !any[3];
     fh->dense_views = !any[4];
     fh->overlapping_views = any[5];
-    return ok ? PARIO_OK
-              : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the views", fh->path);
+}
+
+int io_file_vote(pario_file *fh, const io_view *view, int rc, io_vote *v, pario_error *err) {
+    int at = v->nany;
+    view_flags(fh, view, v->any + at);
+    v->nany += VIEW_FLAGS;
+    rc = io_agree_vote(fh->comm, rc, v, err);
+    if (rc == PARIO_OK)
+        apply_view_flags(fh, v->any + at);
+    return rc;
 }
 
 /* This rank's own cost figures: hints first, then the file system's. */
-static void apply_costs(pario_file *fh) {
+void io_file_apply_costs(pario_file *fh) {
     const io_hints *h = &fh->hints;
     fh->write_call_bytes =
         h->write_call_bytes > 0 ? h->write_call_bytes : fh->costs.write_call_bytes;
@@ -136,9 +152,7 @@ static void apply_costs(pario_file *fh) {
                           memory_order_relaxed);
 }
 
-/* A striped file's unit and factor are its layout's, whatever the hints
- * say after open (domains of two-phase I/O align to its stripes). */
-static void pin_striping(pario_file *fh) {
+void io_file_pin_striping(pario_file *fh) {
     const io_stripe_file *s = fh->io.stripe;
     if (!s)
         return;
@@ -146,15 +160,19 @@ static void pin_striping(pario_file *fh) {
     fh->hints.striping_factor = s->layout.factor;
 }
 
+int io_file_settle_local(pario_file *fh, pario_error *err) {
+    io_file_pin_striping(fh);
+    io_file_apply_costs(fh);
+    return io_coll_place(fh, err);
+}
+
 int io_file_settle(pario_file *fh, pario_error *err) {
-    pin_striping(fh);
-    int hrc = io_hints_agree(&fh->hints, fh->comm);
-    if (hrc != PARIO_OK)
-        return io_agree(fh->comm, pario_fail(err, hrc, "%s: cannot agree on the hints", fh->path),
-                        err);
-    apply_costs(fh);
-    int rc = io_agree(fh->comm, io_coll_place(fh, err), err);
-    return rc == PARIO_OK ? io_agree(fh->comm, agree_views(fh, err), err) : rc;
+    int rc = io_hints_agree(&fh->hints, fh->comm) == PARIO_OK
+                 ? PARIO_OK
+                 : pario_fail(err, PARIO_ERR_COMM, "%s: cannot agree on the hints", fh->path);
+    int prc = io_file_settle_local(fh, err); /* every rank places, whatever rc is */
+    io_vote v = {0};
+    return io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);
 }
 
 int pario_file_set_info(pario_file *fh, MPI_Info info) {
@@ -204,17 +222,25 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     if (rc == PARIO_OK)
         rc = view_make(&made, fh->comm, disp, etype, filetype, datarep, fh->path,
                        (fh->amode & MPI_MODE_RDONLY) != 0, err);
-    rc = io_agree(fh->comm, rc, err); /* refused on one rank: no rank changes its view */
+    /* One step: refused on one rank, no rank changes its view. The flags
+     * say whether any rank passed hints and whether the shared pointer
+     * may have moved off 0; the views' flags come with them. */
+    io_vote v = {.nany = 2, .any = {info != MPI_INFO_NULL, fh->shared_moved}};
+    rc = io_file_vote(fh, rc == PARIO_OK ? &made : &fh->view, rc, &v, err);
     if (rc != PARIO_OK) {
         view_free(&made);
         return io_file_result(fh, rc);
     }
     view_install(&fh->view, &made);
     fh->fp = 0;
-    io_hints_update(&fh->hints, info);
-    rc = io_file_settle(fh, err);
-    if (rc == PARIO_OK)
+    if (v.any[0]) { /* hints given: rank 0's decide, as at set_info */
+        io_hints_update(&fh->hints, info);
+        rc = io_file_settle(fh, err);
+    }
+    if (rc == PARIO_OK && v.any[1])
         rc = io_agree(fh->comm, fh->rank == 0 ? io_shared_set(fh, 0) : PARIO_OK, err);
+    if (rc == PARIO_OK)
+        fh->shared_moved = 0;
     return io_file_result(fh, rc);
 }
 

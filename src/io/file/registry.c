@@ -16,6 +16,7 @@
  *     closed and no window being replaced (kept_get holds it to do that).
  * The attribute's keyval is made once, on first use. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include "io/async/async.h"
 #include "io/cache/cache.h"
 #include "io/coll/coll.h"
@@ -29,6 +30,7 @@ static struct {
 
 static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
 static int watching; /* the attribute is set (written once, under watch_once) */
+static atomic_int finalize_begun; /* MPI_Finalize has begun deleting attributes */
 
 void io_files_lock(void) {
     pthread_mutex_lock(&open_files.lock);
@@ -79,6 +81,8 @@ static int finalize_begins(MPI_Comm comm, int keyval, void *value, void *extra) 
     (void)extra;
     io_coll_kept_finalize(); /* first: no background writer runs beside this walk */
     io_files_each(flush_at_finalize, NULL);
+    io_parked_finalize(); /* parked communicators and windows, while MPI still works */
+    atomic_store(&finalize_begun, 1);
     return MPI_SUCCESS;
 }
 
@@ -92,4 +96,8 @@ static void watch_create(void) {
 int io_files_watch_finalize(void) {
     pthread_once(&watch_once, watch_create);
     return watching;
+}
+
+int io_files_finalizing(void) {
+    return atomic_load(&finalize_begun);
 }

@@ -232,6 +232,9 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->striping_given |= IO_STRIPING_FACTOR_GIVEN;
     } else if (!strcmp(key, "pario_stripe_targets") && strlen(val) < sizeof h->stripe_targets) {
         snprintf(h->stripe_targets, sizeof h->stripe_targets, "%s", val);
+    } else if (!strcmp(key, "romio_no_indep_rw") &&
+               (!strcmp(val, "true") || !strcmp(val, "false"))) {
+        h->no_indep_rw = !strcmp(val, "true");
     } else if (!io_hints_set_romio(h, key, val))
         hints_set_cache(h, key, val);
 }
@@ -285,38 +288,23 @@ static void apply_hints_file(io_hints *h, const char *path) {
     fclose(f);
 }
 
-static const char *const hint_keys[] = {"cb_buffer_size",
-                                        "pario_cb_cycle_size",
-                                        "cb_nodes",
-                                        "cb_config_list",
-                                        "romio_cb_read",
-                                        "romio_cb_write",
-                                        "romio_ds_read",
-                                        "romio_ds_write",
-                                        "ind_rd_buffer_size",
-                                        "ind_wr_buffer_size",
-                                        "striping_unit",
-                                        "striping_factor",
-                                        "pario_cb_read_pipeline",
-                                        "pario_cb_write_behind",
-                                        "pario_prealloc_writes",
-                                        "pario_cb_write_behind_delay",
-                                        "pario_write_call_bytes",
-                                        "pario_read_call_bytes",
-                                        "pario_cache",
-                                        "pario_cache_page_size",
-                                        "pario_cache_pages",
-                                        "pario_read_once",
-                                        "pario_read_once_max",
-                                        "pario_stripe_targets"};
+extern char **environ;
 
+/* The PARIO_HINT_<key> variables, in one pass over the environment (a
+ * getenv per key cost more than the rest of an open); unknown keys are
+ * ignored like unknown hints. */
 static void apply_hint_env(io_hints *h) {
-    for (size_t i = 0; i < sizeof hint_keys / sizeof hint_keys[0]; i++) {
+    static const char prefix[] = "PARIO_HINT_";
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, prefix, sizeof prefix - 1) != 0)
+            continue;
+        const char *key = *e + sizeof prefix - 1, *eq = strchr(key, '=');
         char name[96];
-        snprintf(name, sizeof name, "PARIO_HINT_%s", hint_keys[i]);
-        const char *v = getenv(name);
-        if (v)
-            hints_set(h, hint_keys[i], v);
+        if (!eq || (size_t)(eq - key) >= sizeof name)
+            continue;
+        memcpy(name, key, (size_t)(eq - key));
+        name[eq - key] = '\0';
+        hints_set(h, name, eq + 1);
     }
 }
 
@@ -337,6 +325,12 @@ int io_hints_agree(io_hints *h, MPI_Comm comm) {
     io_hints first = *h;
     if (MPI_Bcast(&first, (int)sizeof first, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return PARIO_ERR_COMM;
+    io_hints_adopt(h, &first);
+    return PARIO_OK;
+}
+
+void io_hints_adopt(io_hints *h, const io_hints *rank0) {
+    io_hints first = *rank0;
     first.ds_read = h->ds_read;
     first.ds_write = h->ds_write;
     first.ind_rd_buffer_size = h->ind_rd_buffer_size;
@@ -345,7 +339,6 @@ int io_hints_agree(io_hints *h, MPI_Comm comm) {
     first.write_call_bytes = h->write_call_bytes;
     first.read_call_bytes = h->read_call_bytes;
     *h = first;
-    return PARIO_OK;
 }
 
 int64_t io_hints_prealloc_min(const io_hints *h, int pays) {
@@ -369,6 +362,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "cb_config_list", h->cb_config_list);
     MPI_Info_set(*info, "romio_cb_read", switch_name(h->cb_read));
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
+    MPI_Info_set(*info, "romio_no_indep_rw", h->no_indep_rw ? "true" : "false");
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
     MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
     snprintf(v, sizeof v, "%lld", (long long)h->cb_write_behind_delay);

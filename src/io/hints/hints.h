@@ -20,7 +20,7 @@ typedef enum io_switch { IO_AUTOMATIC = 0, IO_ENABLE, IO_DISABLE } io_switch;
 #define IO_HINT_STR_MAX 256
 /* ROMIO hints accepted and reported but not acted on (romio.c), and the
  * longest value kept of each. */
-#define IO_ROMIO_KEYS 14
+#define IO_ROMIO_KEYS 13
 #define IO_ROMIO_VAL_MAX 64
 /* Longest pario_stripe_targets value kept. */
 #define IO_STRIPE_TARGETS_MAX 1024
@@ -60,6 +60,9 @@ typedef struct io_hints {
     /* pario_stripe_targets: directories a new file is striped over (comma-separated;
      * default $PARIO_STRIPE_TARGETS); empty: files are created plain (io/driver/stripe.h) */
     char stripe_targets[IO_STRIPE_TARGETS_MAX];
+    int no_indep_rw;             /* romio_no_indep_rw: the program promises collective
+                                    access only; at open, only aggregators open the file
+                                    (deferred open) and collective buffering is enabled */
 } io_hints;
 
 enum { IO_STRIPING_UNIT_GIVEN = 1, IO_STRIPING_FACTOR_GIVEN = 2 };
@@ -87,8 +90,8 @@ void io_hints_set(io_hints *h, const char *key, const char *val);
  * a key given twice keeps its first value, lines of another shape and a
  * missing file are ignored. */
 void io_hints_apply_romio_file(io_hints *h);
-/* Keeps key when it is one of the other ROMIO hints (romio_no_indep_rw,
- * romio_cb_pfr, ...): returns 1, else 0. */
+/* Keeps key when it is one of the other ROMIO hints (romio_cb_pfr, ...):
+ * returns 1, else 0. */
 int io_hints_set_romio(io_hints *h, const char *key, const char *val);
 /* Adds those hints to info: the value given, else ROMIO's default. */
 void io_hints_romio_to_info(const io_hints *h, MPI_Info info);
@@ -107,6 +110,9 @@ void io_hints_update(io_hints *h, MPI_Info info);
  * where the ranks must agree on their effect (whether any rank may sieve a
  * write), the views' agreement combines them. */
 int io_hints_agree(io_hints *h, MPI_Comm comm);
+/* io_hints_agree's step without the broadcast: take rank 0's values of the
+ * hints that must agree, keep this rank's own of the others. */
+void io_hints_adopt(io_hints *h, const io_hints *rank0);
 /* The smallest write whose blocks the driver reserves before writing it
  * (pario_prealloc_writes): enable 0, disable -1; automatic IO_PREALLOC_MIN
  * on a file system where that was measured to pay (pays: its calibration

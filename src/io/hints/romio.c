@@ -21,7 +21,6 @@ static const struct romio_key {
     const char *key;
     const char *romio_default;
 } romio_keys[IO_ROMIO_KEYS] = {
-    {"romio_no_indep_rw", "false"},
     {"romio_cb_pfr", "disable"},
     {"romio_cb_fr_types", "aar"},
     {"romio_cb_fr_alignment", "1"},

@@ -40,16 +40,13 @@ static int shared_window(pario_file *fh) {
     return PARIO_OK;
 }
 
-int io_shared_create(pario_file *fh, int64_t initial, pario_error *err) {
+int io_shared_create(pario_file *fh, pario_error *err) {
     int rc = io_agree(fh->comm, shared_window(fh), err);
     if (rc != PARIO_OK) {
         io_shared_free(fh);
         return pario_fail(err, rc, "open %s: cannot create the shared file pointer", fh->path);
     }
-    rc = fh->rank == 0 ? io_shared_set(fh, initial) : PARIO_OK;
-    if (rc != PARIO_OK)
-        pario_fail(err, rc, "open %s: cannot set the shared file pointer", fh->path);
-    return io_agree(fh->comm, rc, err);
+    return PARIO_OK;
 }
 
 void io_shared_free(pario_file *fh) {
@@ -64,6 +61,7 @@ void io_shared_free(pario_file *fh) {
 }
 
 int io_shared_set(pario_file *fh, int64_t etypes) {
+    fh->shared_moved = etypes != 0;
     if (MPI_Accumulate(&etypes, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, MPI_REPLACE,
                        fh->shared_win) != MPI_SUCCESS ||
         MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
@@ -74,6 +72,7 @@ int io_shared_set(pario_file *fh, int64_t etypes) {
 /* Atomically add n etypes; *old gets the value before. n = 0 reads it. */
 static int shared_fetch_add(pario_file *fh, int64_t n, int64_t *old) {
     MPI_Op op = n ? MPI_SUM : MPI_NO_OP;
+    fh->shared_moved |= n != 0;
     if (MPI_Fetch_and_op(&n, old, MPI_INT64_T, 0, 0, op, fh->shared_win) != MPI_SUCCESS ||
         MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
         return pario_fail(&fh->last, PARIO_ERR_COMM, "%s: shared file pointer update failed",
