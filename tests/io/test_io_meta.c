@@ -111,6 +111,7 @@ int MPI_Win_free(MPI_Win *w) {
  * open. */
 #define FIRST_OPEN_MAX 16
 #define OPEN_MAX 2 /* rank 0's outcome and hints; every rank's outcome */
+#define PLACE_MAX 2 /* the aggregator placement, under a cb_config_list new on comm */
 #define CLOSE_MAX 1
 #define SET_VIEW_MAX 1     /* with no info and the shared pointer unused */
 #define SET_INFO_MAX 2     /* rank 0's hints; the agreed outcome */
@@ -259,23 +260,35 @@ static int holds_open(const char *path) {
     return found;
 }
 
-/* romio_no_indep_rw with one aggregator: only it and rank 0 (which
- * creates, here the same rank) open the file; collective writes land through it; an
- * independent write on another rank opens the file then, as ROMIO does. */
-static void test_deferred_open(MPI_Comm comm, const char *path) {
+/* romio_no_indep_rw: only the aggregators and rank 0 (which creates; with
+ * one aggregator per node it is the first) open the file; collective writes
+ * land through them; an independent write on another rank opens the file
+ * then, as ROMIO does. cb_key/cb_val: an aggregator hint given, or NULL for
+ * the default under romio_no_indep_rw (ROMIO's: one per node; one node
+ * here); holders: the ranks that must hold the file after open. */
+static void test_deferred_open(MPI_Comm comm, const char *path, const char *cb_key,
+                               const char *cb_val, int holders, long long max) {
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        unlink(path);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_no_indep_rw", "true");
-    MPI_Info_set(info, "cb_nodes", "1");
+    if (cb_key)
+        MPI_Info_set(info, cb_key, cb_val);
     pario_file *fh = open_counted(comm, path, MPI_MODE_RDWR | MPI_MODE_CREATE, info,
-                                  "open (romio_no_indep_rw)", OPEN_MAX);
+                                  "open (romio_no_indep_rw)", max);
     MPI_Info_free(&info);
     PT_CHECK(iot_hint_is(fh, "romio_no_indep_rw", "true"));
     PT_CHECK(iot_hint_is(fh, "romio_cb_write", "enable"));
+    if (!cb_key) {
+        PT_CHECK(iot_hint_is(fh, "cb_nodes", "1"));
+        PT_CHECK(iot_hint_is(fh, "cb_config_list", "*:1"));
+    }
     int opened = holds_open(path), count = 0;
     PMPI_Allreduce(&opened, &count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    PT_EQ(count, 1); /* rank 0 creates, and is the one aggregator (cb_ranks[0]) */
-    PT_EQ(opened, rank == 0);
+    PT_EQ(count, holders);
+    PT_EQ(opened, rank < holders); /* the aggregators are the first ranks of the node */
     unsigned char mine[8];
     memset(mine, rank + 1, sizeof mine);
     PT_EQ(pario_file_write_at_all(fh, 8 * rank, mine, 8, MPI_BYTE, NULL), PARIO_OK);
@@ -304,10 +317,11 @@ int main(int argc, char **argv) {
     close_counted(&fh);
     test_file_calls(comm, path);
     test_reopen(comm, path);
-    PMPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0)
-        unlink(path);
-    test_deferred_open(comm, path);
+    test_deferred_open(comm, path, "cb_nodes", "1", 1, OPEN_MAX);
+    /* ROMIO's one per node ("*:1") and "*:2" are new lists on comm */
+    test_deferred_open(comm, path, NULL, NULL, 1, OPEN_MAX + PLACE_MAX);
+    test_deferred_open(comm, path, "cb_config_list", "*:2", nranks < 2 ? nranks : 2,
+                       OPEN_MAX + PLACE_MAX);
     PMPI_Comm_free(&comm);
     return ptest_finish();
 }

@@ -27,6 +27,8 @@ typedef struct io_handle {
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
                                      blocks first (the file's size kept); < 0: never.
                                      Set from the hints; writers of any thread read it */
+    _Atomic int unsynced; /* posix: something may have been written, truncated or
+                             created through this handle since its last sync */
     const io_driver *below; /* a layer over the storage (io/cache): the driver it passes
                                the storage calls to; NULL without one */
     void *layer;            /* that layer's state */

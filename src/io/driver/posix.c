@@ -57,6 +57,7 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     struct statfs fs;
     h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */
+    atomic_store(&h->unsynced, (flags & IO_OPEN_CREATE) != 0); /* a new file's inode */
     return PARIO_OK;
 }
 
@@ -143,6 +144,7 @@ static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
+    atomic_store(&h->unsynced, 1);
     const char *p = buf;
     int64_t put = 0;
     reserve_blocks(h, off, len);
@@ -182,6 +184,7 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
+    atomic_store(&h->unsynced, 1);
     struct iovec local[POSIX_IOV_BATCH];
     int64_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -209,11 +212,19 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
     return PARIO_OK;
 }
 
+/* MPI_File_sync makes this process's writes durable: a handle nothing was
+ * written, truncated or created through since its last sync has none, and
+ * skips the fsync (a round trip to the servers on a network file system). A
+ * write racing the sync marks the handle again for the next one. */
 static int posix_sync(io_handle *h, pario_error *err) {
     if (h->fd < 0 && h->deferred)
         return PARIO_OK; /* never opened here: nothing of this rank's to make durable */
-    if (io_sys_fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS)
+    if (!atomic_exchange(&h->unsynced, 0))
+        return PARIO_OK;
+    if (io_sys_fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS) {
+        atomic_store(&h->unsynced, 1); /* still not durable: the next sync tries again */
         return pario_fail_errno(err, errno, "sync", h->path);
+    }
     return PARIO_OK;
 }
 
@@ -232,6 +243,7 @@ static int posix_set_size(io_handle *h, int64_t size, pario_error *err) {
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
+    atomic_store(&h->unsynced, 1);
     int rc;
     do
         rc = io_sys_ftruncate(h->fd, (off_t)size);
@@ -244,6 +256,7 @@ static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
     int rc = posix_get_size(h, &cur, err);
     if (rc != PARIO_OK || size <= cur)
         return rc;
+    atomic_store(&h->unsynced, 1);
     int e = io_sys_posix_fallocate(h->fd, 0, (off_t)size);
     if (e == 0)
         return PARIO_OK;

@@ -1,4 +1,5 @@
 /* Collective open and close, delete. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/error.h"
@@ -146,10 +147,18 @@ static int other_rank_checks(pario_file *fh, MPI_Info info, int rc, const open_n
 }
 
 /* romio_no_indep_rw, as ROMIO: collective buffering for every collective
- * call, so only aggregators touch the file. */
+ * call, so only aggregators touch the file, and unless cb_nodes or
+ * cb_config_list say otherwise ROMIO's default of one aggregator per node
+ * (pario's own default, several per node, would leave no rank to defer). */
 static void promise_collective_only(pario_file *fh) {
-    if (fh->hints.no_indep_rw)
-        fh->hints.cb_read = fh->hints.cb_write = IO_ENABLE;
+    io_hints *h = &fh->hints;
+    if (!h->no_indep_rw)
+        return;
+    h->cb_read = h->cb_write = IO_ENABLE;
+    if (h->cb_given)
+        return;
+    h->cb_nodes = fh->nnodes > 0 ? fh->nnodes : 1;
+    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
 }
 
 static int is_aggregator(const pario_file *fh) {

@@ -194,11 +194,14 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->cb_buffer_size = n;
     else if (!strcmp(key, "pario_cb_cycle_size") && parse_positive(val, &n))
         h->cb_cycle_size = n;
-    else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX)
+    else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX) {
         h->cb_nodes = (int)n;
-    else if (!strcmp(key, "cb_config_list") && val[0] && strlen(val) < sizeof h->cb_config_list &&
-             io_hints_cb_count(val, "") >= 0)
+        h->cb_given |= IO_CB_NODES_GIVEN;
+    } else if (!strcmp(key, "cb_config_list") && val[0] &&
+               strlen(val) < sizeof h->cb_config_list && io_hints_cb_count(val, "") >= 0) {
         snprintf(h->cb_config_list, sizeof h->cb_config_list, "%s", val);
+        h->cb_given |= IO_CB_CONFIG_GIVEN;
+    }
     else if (!strcmp(key, "romio_cb_read"))
         parse_switch(val, &h->cb_read);
     else if (!strcmp(key, "romio_cb_write"))

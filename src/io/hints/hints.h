@@ -63,9 +63,11 @@ typedef struct io_hints {
     int no_indep_rw;             /* romio_no_indep_rw: the program promises collective
                                     access only; at open, only aggregators open the file
                                     (deferred open) and collective buffering is enabled */
+    int cb_given;                /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
 } io_hints;
 
 enum { IO_STRIPING_UNIT_GIVEN = 1, IO_STRIPING_FACTOR_GIVEN = 2 };
+enum { IO_CB_NODES_GIVEN = 1, IO_CB_CONFIG_GIVEN = 2 };
 
 /* Aggregator processes cb_config_list allows on the host named `host`: the
  * count of the first entry ("name:count", count a number or "*", ":count"
