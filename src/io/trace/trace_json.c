@@ -1,10 +1,14 @@
 /* The run's trace document: one JSON object per run, the files closed so
- * far with their ranks merged, written again whole (to a temporary name,
- * then renamed) at every traced close, so the document on disk is always
- * complete and the last close leaves the whole run.
+ * far with their ranks merged. The first traced close writes it (to a
+ * temporary name, then renamed); every later one appends its file's entry
+ * in place of the closing "]}" and closes the document again, so each close
+ * writes only its own entry, the document on disk is complete between
+ * closes and the last close leaves the whole run. (Writing the whole
+ * document at every close made a run's closes quadratic in its files.)
  *
  * Registry (process-wide, the folder's own; guarded by doc.lock): the
- * entries of the files this process wrote as their rank 0. World rank 0
+ * documents this process writes, each with the place of its closing "]}".
+ * A process writes the entries of the files it is rank 0 of. World rank 0
  * writes PATH; a process that is rank 0 of some file but not of the world
  * (files opened on sub-communicators) writes PATH.<world rank>, which
  * `pario report` reads together with PATH. Files still open at MPI_Finalize
@@ -19,16 +23,20 @@
 #include "io/file/file.h"
 #include "io/trace/trace_internal.h"
 
-typedef struct entry_list {
-    char **entries;
-    int n;
-} entry_list;
+/* One document this process writes. */
+typedef struct trace_doc {
+    struct trace_doc *next;
+    char *target; /* its path */
+    long tail;    /* the offset of its closing "]}\n" */
+} trace_doc;
 
 static struct {
     pthread_mutex_t lock;
-    entry_list closed;   /* merged entries of files closed */
-    entry_list unclosed; /* this rank's part of files open at MPI_Finalize */
-} doc = {PTHREAD_MUTEX_INITIALIZER, {NULL, 0}, {NULL, 0}};
+    trace_doc *docs;
+} doc = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+/* The documents' tails: "]}" and a newline. */
+static const char doc_tail[] = "]}\n";
 
 static const char *const phys_names[IO_TRACE_PHYS_OPS] = {"pread", "pwrite", "sync",
                                                           "trunc", "alloc",  "lock"};
@@ -163,17 +171,72 @@ static void rec_merge(io_trace_rec *into, const io_trace_rec *r) {
     into->dropped += r->dropped;
 }
 
+/* Decimal digits of v at p; the end. */
+static char *put_u64(char *p, uint64_t v) {
+    char digits[20];
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
+static char *put_i64(char *p, int64_t v) {
+    if (v < 0) {
+        *p++ = '-';
+        return put_u64(p, -(uint64_t)v);
+    }
+    return put_u64(p, (uint64_t)v);
+}
+
+/* Seconds with 9 decimals, as "%.9f" prints them. */
+static char *put_seconds(char *p, double s) {
+    if (s < 0) {
+        *p++ = '-';
+        s = -s;
+    }
+    uint64_t ns = (uint64_t)(s * 1e9 + 0.5);
+    p = put_u64(p, ns / 1000000000u);
+    *p++ = '.';
+    uint64_t frac = ns % 1000000000u;
+    for (uint64_t d = 100000000u; d > 0; d /= 10)
+        *p++ = (char)('0' + frac / d % 10);
+    return p;
+}
+
+/* The event logs, one array per event. Formatted by hand: a run's closes
+ * format up to IO_TRACE_EVENTS per rank, and fprintf of two doubles per
+ * event made that the largest part of what tracing cost. */
 static void put_events(FILE *f, const io_trace_event *ev, const int *ev_bytes, int nranks,
                        double t0) {
     fputs(",\"events\":[", f);
-    const char *sep = "";
+    char line[256];
+    int first = 1;
     for (int r = 0; r < nranks; r++) {
         int n = ev_bytes[r] / (int)sizeof *ev;
         for (int i = 0; i < n; i++, ev++) {
-            fprintf(f, "%s[%d,%d,%d,%.9f,%.9f,%lld,%lld,%d,%d]", sep, r, ev->layer, ev->op,
-                    ev->t - t0, (double)ev->dur, (long long)ev->off, (long long)ev->bytes,
-                    ev->flags, ev->view);
-            sep = ",";
+            char *p = line;
+            if (!first)
+                *p++ = ',';
+            first = 0;
+            const int64_t ints[3] = {r, ev->layer, ev->op};
+            *p++ = '[';
+            for (int k = 0; k < 3; k++) {
+                p = put_i64(p, ints[k]);
+                *p++ = ',';
+            }
+            p = put_seconds(p, ev->t - t0);
+            *p++ = ',';
+            p = put_seconds(p, (double)ev->dur);
+            const int64_t rest[4] = {ev->off, ev->bytes, ev->flags, ev->view};
+            for (int k = 0; k < 4; k++) {
+                *p++ = ',';
+                p = put_i64(p, rest[k]);
+            }
+            *p++ = ']';
+            fwrite(line, 1, (size_t)(p - line), f);
         }
     }
     fputc(']', f);
@@ -242,61 +305,100 @@ static void program_name(char *out, size_t len) {
             out[i] = ' ';
 }
 
-/* Writes the document of list l (doc.lock held): PATH on world rank 0 and
+/* The path of the document an entry goes to: PATH on world rank 0 and
  * PATH.<rank> elsewhere for closed files, PATH.open.<rank> for the rest. */
-static void write_document(const char *path, const entry_list *l) {
+static void doc_target(const char *path, int unclosed, char *target, size_t len) {
+    int world = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world);
+    if (unclosed)
+        snprintf(target, len, "%s.open.%d", path, world);
+    else if (world == 0)
+        snprintf(target, len, "%s", path);
+    else
+        snprintf(target, len, "%s.%d", path, world);
+}
+
+/* A new document at target holding entry (doc.lock held); its tail's
+ * offset, or -1 when it cannot be written. */
+static long doc_create(const char *target, const char *entry) {
     char tmp[4200], prog[1024];
     int world = 0, nworld = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world);
     MPI_Comm_size(MPI_COMM_WORLD, &nworld);
-    char target[4100];
-    if (l == &doc.unclosed)
-        snprintf(target, sizeof target, "%s.open.%d", path, world);
-    else if (world == 0)
-        snprintf(target, sizeof target, "%s", path);
-    else
-        snprintf(target, sizeof target, "%s.%d", path, world);
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", target, (long)getpid());
     FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "pario: cannot write the trace %s\n", tmp);
-        return;
-    }
+    if (!f)
+        return -1;
     program_name(prog, sizeof prog);
     fputs("{\"kind\":\"pario-trace\",\"version\":1,\"program\":", f);
     put_string(f, prog);
-    fprintf(f, ",\"world_ranks\":%d,\"writer\":%d,\"files\":[\n", nworld, world);
-    for (int i = 0; i < l->n; i++)
-        fprintf(f, "%s%s\n", i ? "," : "", l->entries[i]);
-    fputs("]}\n", f);
+    fprintf(f, ",\"world_ranks\":%d,\"writer\":%d,\"files\":[\n%s\n", nworld, world, entry);
+    long tail = ftell(f);
+    fputs(doc_tail, f);
     if (fclose(f) != 0 || rename(tmp, target) != 0) {
-        fprintf(stderr, "pario: cannot write the trace %s\n", target);
         unlink(tmp);
+        return -1;
     }
+    return tail;
 }
 
-/* Adds entry to list l and writes l's document again. */
-static void add_entry(entry_list *l, char *entry, const char *path) {
+/* Appends entry to the document d (doc.lock held): over its tail, then the
+ * tail again. 0 when it cannot. */
+static int doc_append(trace_doc *d, const char *entry) {
+    FILE *f = fopen(d->target, "r+");
+    if (!f)
+        return 0;
+    int ok = fseek(f, d->tail, SEEK_SET) == 0 && fprintf(f, ",%s\n", entry) >= 0;
+    long tail = ok ? ftell(f) : -1;
+    ok = ok && tail >= 0 && fputs(doc_tail, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    if (ok)
+        d->tail = tail;
+    return ok;
+}
+
+/* The document this process writes at target, or NULL (doc.lock held). */
+static trace_doc *doc_find(const char *target) {
+    for (trace_doc *d = doc.docs; d; d = d->next)
+        if (!strcmp(d->target, target))
+            return d;
+    return NULL;
+}
+
+/* Adds entry (freed here) to the document of path. */
+static void add_entry(char *entry, const char *path, int unclosed) {
     if (!entry)
         return;
+    char target[4100];
+    doc_target(path, unclosed, target, sizeof target);
     pthread_mutex_lock(&doc.lock);
-    char **grown = realloc(l->entries, (size_t)(l->n + 1) * sizeof *grown);
-    if (grown) {
-        l->entries = grown;
-        l->entries[l->n++] = entry;
-        write_document(path, l);
-    } else
-        free(entry);
+    trace_doc *d = doc_find(target);
+    int ok = d ? doc_append(d, entry) : 0;
+    if (!d) {
+        d = calloc(1, sizeof *d);
+        char *name = d ? strdup(target) : NULL;
+        long tail = name ? doc_create(target, entry) : -1;
+        ok = tail >= 0;
+        if (ok) {
+            *d = (trace_doc){.next = doc.docs, .target = name, .tail = tail};
+            doc.docs = d;
+        } else {
+            free(name);
+            free(d);
+        }
+    }
     pthread_mutex_unlock(&doc.lock);
+    if (!ok)
+        fprintf(stderr, "pario: cannot write the trace %s\n", target);
+    free(entry);
 }
 
 void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
                          const io_trace_event *events, const int *ev_bytes) {
-    add_entry(&doc.closed, file_entry(fh, t, recs, events, ev_bytes, fh->nranks, -1), t->doc_path);
+    add_entry(file_entry(fh, t, recs, events, ev_bytes, fh->nranks, -1), t->doc_path, 0);
 }
 
 void io_trace_write_unclosed(const pario_file *fh, const io_trace *t) {
     int ev_bytes = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event));
-    add_entry(&doc.unclosed, file_entry(fh, t, &t->rec, t->events, &ev_bytes, 1, fh->rank),
-              t->doc_path);
+    add_entry(file_entry(fh, t, &t->rec, t->events, &ev_bytes, 1, fh->rank), t->doc_path, 1);
 }
