@@ -1,6 +1,7 @@
 /* The global cache: one copy of each file page, held by its owner (page k on
  * process k mod P) in an MPI window and reached by passive-target RMA. See
  * cache.h for what it promises. */
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ typedef struct cache_layer {
     int64_t page_size, npages;
     MPI_Aint data_at; /* byte where the pages start in every window */
     char *bounce;     /* one page: fills, write-backs of another owner's page */
+    MPI_Comm file_comm; /* the file's communicator, where a close parks the layer */
 } cache_layer;
 
 /* One access to one page. */
@@ -367,12 +369,86 @@ static void layer_free(cache_layer *c) {
     free(c);
 }
 
+/* ---- the layer kept for the next file ----------------------------------------------
+ * Making a window costs more than a small file's whole use of it: MPI's
+ * allocation, the first touch and zeroing of every page, the unmapping at
+ * free. A close parks its layer (window, communicator, peers, bounce page)
+ * on the file's communicator, which later opens on the program's
+ * communicator reuse (io/file/parked.c); the next file there with the same
+ * page size and count takes it. Opens and closes are collective and the
+ * hints agreed, so every rank parks and finds the same layer. One layer per
+ * communicator: parking another frees the one there (collective, on every
+ * rank alike); freeing the communicator frees it. */
+typedef struct cache_parking {
+    cache_layer *idle;
+} cache_parking;
+
+static pthread_once_t parking_once = PTHREAD_ONCE_INIT;
+static int parking_keyval = MPI_KEYVAL_INVALID;
+
+static int parking_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    cache_parking *p = value;
+    if (p->idle)
+        layer_free(p->idle);
+    free(p);
+    return MPI_SUCCESS;
+}
+
+static void parking_keyval_create(void) {
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parking_delete, &parking_keyval, NULL);
+}
+
+/* The parking of comm, made when make; NULL without one. */
+static cache_parking *parking_of(MPI_Comm comm, int make) {
+    pthread_once(&parking_once, parking_keyval_create);
+    if (parking_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL)
+        return NULL;
+    void *v = NULL;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, parking_keyval, &v, &found) != MPI_SUCCESS)
+        return NULL;
+    if (found || !make)
+        return found ? v : NULL;
+    cache_parking *p = calloc(1, sizeof *p);
+    if (p && MPI_Comm_set_attr(comm, parking_keyval, p) != MPI_SUCCESS) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* Collective over c->file_comm: keeps c for the next file, or frees it. */
+static void layer_park(cache_layer *c) {
+    cache_parking *p = parking_of(c->file_comm, 1);
+    if (!p) {
+        layer_free(c);
+        return;
+    }
+    if (p->idle)
+        layer_free(p->idle);
+    p->idle = c;
+}
+
+/* The layer parked on comm for pages of page_size x npages, taken; NULL
+ * when there is none (the same answer on every rank). */
+static cache_layer *layer_take(MPI_Comm comm, int64_t page_size, int64_t npages) {
+    cache_parking *p = parking_of(comm, 0);
+    cache_layer *c = p ? p->idle : NULL;
+    if (!c || c->page_size != page_size || c->npages != npages)
+        return NULL;
+    p->idle = NULL;
+    return c;
+}
+
 /* Collective. */
 static int cache_close(io_handle *h, pario_error *err) {
     cache_layer *c = layer_of(h);
     int rc = MPI_Barrier(c->comm) == MPI_SUCCESS ? write_back_own(h, err)
                                                  : mpi_failed(err, h->path, "a barrier");
-    layer_free(c);
+    layer_park(c);
     h->layer = NULL;
     h->drv = h->below;
     h->below = NULL;
@@ -514,29 +590,38 @@ static int window_init(cache_layer *c, io_handle *h, pario_error *err) {
     return rc;
 }
 
-int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err) {
+/* A new layer for pages of the hints' size and count: its window made on a
+ * duplicate of comm; 0 when this rank could not make it (the caller agrees). */
+static int layer_make(cache_layer **out, MPI_Comm comm, const io_hints *hints) {
     cache_layer *c = calloc(1, sizeof *c);
+    *out = c;
     if (!c)
-        return pario_fail(err, PARIO_ERR_NO_MEM, "open %s: no memory for the cache", h->path);
+        return 0;
     c->comm = MPI_COMM_NULL;
     c->win = MPI_WIN_NULL;
     c->page_size = hints->cache_page_size;
     c->npages = hints->cache_pages;
     c->bounce = malloc((size_t)c->page_size);
-    int ok = c->bounce && MPI_Comm_dup(comm, &c->comm) == MPI_SUCCESS;
-    if (ok) {
-        MPI_Comm_rank(c->comm, &c->rank);
-        MPI_Comm_size(c->comm, &c->nranks);
-        ok = window_make(c);
-    }
+    if (!c->bounce || MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS)
+        return 0;
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->nranks);
+    return window_make(c);
+}
+
+int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err) {
+    cache_layer *c = layer_take(comm, hints->cache_page_size, hints->cache_pages);
+    int ok = c != NULL || layer_make(&c, comm, hints);
     int mine = ok, all = 0; /* the window is collective: all or none */
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
     if (!all) {
-        layer_free(c);
+        if (c)
+            layer_free(c);
         return pario_fail(err, PARIO_ERR_NO_MEM,
                           "open %s: no memory for %lld cache pages of %lld bytes", h->path,
                           (long long)hints->cache_pages, (long long)hints->cache_page_size);
     }
+    c->file_comm = comm;
     h->below = h->drv;
     h->drv = &io_driver_cache;
     h->layer = c;
