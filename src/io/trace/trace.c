@@ -59,7 +59,8 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
     io_trace *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->events = malloc(IO_TRACE_EVENTS * sizeof *t->events);
+    t->cap = IO_TRACE_EVENTS_FIRST; /* a small file's log stays small */
+    t->events = malloc((size_t)t->cap * sizeof *t->events);
     t->doc_path = strdup(path);
     if (!t->events || !t->doc_path) {
         free(t->events);
@@ -131,8 +132,22 @@ static void stat_add(io_trace_stat *s, int64_t unit, int64_t off, int64_t bytes,
         s->end = off + bytes;
 }
 
+/* Room for one more event (t->lock held): the log doubles up to
+ * IO_TRACE_EVENTS; 0 when it is full or cannot grow. */
+static int event_room(io_trace *t) {
+    if (t->rec.nevents < t->cap)
+        return 1;
+    int64_t cap = t->cap * 2 < IO_TRACE_EVENTS ? t->cap * 2 : IO_TRACE_EVENTS;
+    io_trace_event *grown = cap > t->cap ? realloc(t->events, (size_t)cap * sizeof *grown) : NULL;
+    if (!grown)
+        return 0;
+    t->events = grown;
+    t->cap = cap;
+    return 1;
+}
+
 static void event_add(io_trace *t, const io_trace_event *e) {
-    if (t->rec.nevents < IO_TRACE_EVENTS)
+    if (event_room(t))
         t->events[t->rec.nevents++] = *e;
     else
         t->rec.dropped++;

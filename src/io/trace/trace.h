@@ -29,10 +29,12 @@ struct rw_call;
 /* Log2 size classes: class 0 holds 0-byte requests, class b bytes in
  * [2^(b-1), 2^b); the last one everything larger (>= 2^46). */
 #define IO_TRACE_HIST 48
-/* Events kept per file and rank (40 bytes each: 160 KiB); later ones are
+/* Events kept per file and rank (40 bytes each: at most 160 KiB, the log
+ * grows from IO_TRACE_EVENTS_FIRST as events come); later ones are
  * counted as dropped. Enough for every call of the test programs and the
  * first seconds of a large run, which is what a timeline shows anyway. */
 #define IO_TRACE_EVENTS 4096
+#define IO_TRACE_EVENTS_FIRST 64
 /* Distinct views remembered per file and rank. */
 #define IO_TRACE_VIEWS 4
 /* Descriptors the physical layer can attribute to a traced file. */

@@ -9,14 +9,14 @@
 struct io_trace {
     pthread_mutex_t lock; /* every field below */
     io_trace_rec rec;
-    io_trace_event *events;                     /* IO_TRACE_EVENTS entries */
+    io_trace_event *events;                     /* room for cap events */
+    int64_t cap;                                /* grows to IO_TRACE_EVENTS on demand */
     const flat_type *view_flat[IO_TRACE_VIEWS]; /* the views of rec.views, to know them again */
     int64_t unit;                               /* the stripe unit requests are judged against */
     char *doc_path;                             /* where the run's document goes */
 };
 
-/* Rank 0 at close: the file's merged entry joins the run's document, which
- * is written again whole. recs and events hold every rank's (ev_bytes[r]
+/* Rank 0 at close: the file's merged entry joins the run's document. recs and events hold every rank's (ev_bytes[r]
  * bytes of events from rank r, back to back). */
 void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_rec *recs,
                          const io_trace_event *events, const int *ev_bytes);
