@@ -13,8 +13,10 @@
 static int my_range(pario_file *fh, int write, int64_t pos, int64_t *total, coll_range *r) {
     int rc = PARIO_OK;
     if (!write && *total > 0) {
-        int64_t eof = 0, below = 0;
-        rc = fh->io.drv->get_size(&fh->io, &eof, &fh->last);
+        int64_t eof = 0, below = 0, last = 0;
+        rc = view_byte_of_pos(&fh->view, pos + *total - 1, &last);
+        if (rc == PARIO_OK)
+            rc = io_file_size_for_read(fh, last + 1, &eof);
         if (rc == PARIO_OK)
             rc = view_pos_of_byte(&fh->view, eof, &below);
         if (rc == PARIO_OK && below - pos < *total)

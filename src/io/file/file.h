@@ -103,6 +103,9 @@ struct pario_file {
     struct io_trace *trace;       /* the file's trace, or NULL (io/trace) */
     struct io_parked *parked;     /* what opens on the program's communicator reuse */
     int shared_moved;             /* the shared pointer may be off 0 (same on every rank) */
+    _Atomic int64_t size_floor;   /* the file is at least this long: the largest size this
+                                     rank learnt since open, its last sync or set_size (only
+                                     those can make a file shorter under MPI's rules) */
 };
 
 /* What the opens on one communicator make once (parked.c): the file's
@@ -167,6 +170,13 @@ void io_file_pin_striping(pario_file *fh);
 /* This rank's call costs and block reservation alone (open: once the file
  * and its costs record are known). */
 void io_file_apply_costs(pario_file *fh);
+/* The file's size as a read ending at byte `end` (exclusive) needs it: at
+ * least `end` from what this rank already knows, without a storage call
+ * (on a network file system a round trip per rank per call), else asked of
+ * the driver. Atomic mode always asks. */
+int io_file_size_for_read(pario_file *fh, int64_t end, int64_t *size);
+/* Forgets what is known of the size (sync, set_size). */
+void io_file_size_forget(pario_file *fh);
 /* Collective, one step: io_agree_vote of rc and v, with the flags of the
  * ranks' views (view: this rank's, the one being set) appended to v's;
  * on success they decide fh's sieve_writers, plain_views, tiny_holes and

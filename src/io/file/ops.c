@@ -8,9 +8,32 @@
 #include "io/driver/stripe.h"
 #include "io/file/file.h"
 
+static void size_learnt(pario_file *fh, int64_t size) {
+    int64_t floor = atomic_load(&fh->size_floor);
+    while (size > floor && !atomic_compare_exchange_weak(&fh->size_floor, &floor, size))
+        ;
+}
+
+int io_file_size_for_read(pario_file *fh, int64_t end, int64_t *size) {
+    int64_t floor = atomic_load(&fh->size_floor);
+    if (!fh->atomic && end <= floor) {
+        *size = floor;
+        return PARIO_OK;
+    }
+    int rc = fh->io.drv->get_size(&fh->io, size, &fh->last);
+    if (rc == PARIO_OK)
+        size_learnt(fh, *size);
+    return rc;
+}
+
+void io_file_size_forget(pario_file *fh) {
+    atomic_store(&fh->size_floor, 0);
+}
+
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
     io_async_drain(fh); /* what was started before is made durable too */
+    io_file_size_forget(fh); /* others' changes may show from here on */
     int rc = io_coll_kept_flush(fh);
     if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
         rc = fh->io.drv->sync(&fh->io, err);
@@ -27,6 +50,8 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int rc = io_coll_kept_write_published(fh);
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
+    if (rc == PARIO_OK)
+        size_learnt(fh, s);
     *size = s;
     return io_file_result(fh, rc);
 }
@@ -49,6 +74,7 @@ static int resize(pario_file *fh, MPI_Offset size, int grow_only, const char *op
     rc = io_agree_vote(fh->comm, rc, &v, err); /* the checks and the sizes in one step */
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
+    io_file_size_forget(fh);
     if (fh->rank == 0)
         rc = grow_only ? fh->io.drv->preallocate(&fh->io, size, err)
                        : fh->io.drv->set_size(&fh->io, size, err);

@@ -412,7 +412,11 @@ static int move_through_view(xfer *x, io_mem_cursor *m, int64_t pos, int64_t tot
     if (rc != PARIO_OK)
         return pario_fail(&fh->last, rc, "access %s: out of memory", fh->path);
     x->w.r = fh->scratch.runs;
-    if (!x->write && (rc = fh->io.drv->get_size(&fh->io, &x->eof, &fh->last)) != PARIO_OK)
+    int64_t last = 0;
+    if (!x->write && total > 0 &&
+        (rc = view_byte_of_pos(&fh->view, pos + total - 1, &last)) == PARIO_OK)
+        rc = io_file_size_for_read(fh, last + 1, &x->eof);
+    if (rc != PARIO_OK)
         return rc;
     io_file_cursor c;
     rc = io_file_open(&c, &fh->view, pos);
