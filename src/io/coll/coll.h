@@ -59,6 +59,15 @@ void io_coll_kept_finalize(void);
  * to 60x (8 B) faster than two-phase; past 8 the margin for the larger
  * blocks would be gone. */
 #define COLL_MAX_SPREAD 8
+/* A file system where one read call costs as much as moving at least this
+ * many bytes (pario_read_call_bytes: `pario calibrate`'s figure or the hint)
+ * is request-bound: a collective read whose pieces are adjacent and each
+ * smaller than this is made by two-phase, one request for the lot, instead
+ * of a request per rank. IOR strided 4 KiB collective reads on the GlusterFS
+ * test bed, 4 ranks as 2 nodes: 51-66 MiB/s two-phase against 29-38 each
+ * rank on its own; on local ext4 (a read call worth 5.5-8 KB) the same
+ * change halved the rate (573-585 against 945-1252), so it stays off there. */
+#define COLL_REQUEST_BOUND_READ ((int64_t)64 << 10)
 
 /* Entries each rank contributes to the allgather of ranges. */
 enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };

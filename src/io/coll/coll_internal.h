@@ -41,6 +41,10 @@ typedef struct coll_plan {
 /* Ranks whose ranges overlap or interleave need aggregation; so does any
  * rank whose access has holes (aggregators then write whole runs). */
 int coll_should_aggregate(const coll_range *r, int n);
+/* Whether the ranges are pieces without holes, each under
+ * COLL_REQUEST_BOUND_READ bytes, that follow one another with no gap
+ * (at least two of them). */
+int coll_small_adjacent(const coll_range *r, int n);
 /* Choose aggregators (cb_nodes, spread over ranks) and aligned domains;
  * pipelined: the cycles may be halved and overlap file access with the
  * exchange (the same on every rank). */

@@ -28,6 +28,26 @@ int coll_should_aggregate(const coll_range *r, int n) {
     return interleaved || holes;
 }
 
+int coll_small_adjacent(const coll_range *r, int n) {
+    coll_range few[COLL_SMALL_MAX_RANKS];
+    coll_range *s = n <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)n * sizeof *s);
+    if (!s)
+        return 0;
+    int m = 0, fits = 1;
+    for (int i = 0; i < n; i++) {
+        if (r[i].end <= r[i].first)
+            continue;
+        fits &= r[i].bytes == r[i].end - r[i].first && r[i].bytes < COLL_REQUEST_BOUND_READ;
+        s[m++] = r[i];
+    }
+    qsort(s, (size_t)m, sizeof *s, cmp_range);
+    for (int i = 1; i < m && fits; i++)
+        fits = s[i].first == s[i - 1].end;
+    if (s != few)
+        free(s);
+    return fits && m > 1;
+}
+
 static int64_t align_down(int64_t x, int64_t a) {
     return x / a * a;
 }

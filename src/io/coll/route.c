@@ -77,7 +77,9 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   64 B 653 vs 1728; coll.h has the rest).
  * - Otherwise two-phase where ranges overlap or interleave, or some rank's
  *   access has holes; ranks with disjoint contiguous ranges go on their
- *   own. */
+ *   own, unless reads are request-bound on the file system
+ *   (COLL_REQUEST_BOUND_READ) and the pieces small and adjacent: then one
+ *   aggregator's request replaces one per rank. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
     if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views ||
@@ -87,7 +89,11 @@ coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_rang
         return COLL_ROUTE_TWOPHASE;
     if (write && fh->nnodes == 1 && fh->tiny_holes && fh->dense_views)
         return COLL_ROUTE_OWN_SIEVED;
-    return coll_should_aggregate(all, fh->nranks) ? COLL_ROUTE_TWOPHASE : COLL_ROUTE_INDEPENDENT;
+    if (coll_should_aggregate(all, fh->nranks))
+        return COLL_ROUTE_TWOPHASE;
+    if (!write && fh->request_bound_reads && coll_small_adjacent(all, fh->nranks))
+        return COLL_ROUTE_TWOPHASE;
+    return COLL_ROUTE_INDEPENDENT;
 }
 
 void coll_route_count(pario_file *fh, coll_route r) {

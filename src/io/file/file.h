@@ -39,7 +39,7 @@ typedef struct io_async io_async;
  * must have passed alike (call, what and path name them in the error), and
  * flags, each ORed over the ranks (any[] holds the OR on return). */
 #define IO_VOTE_SAME 2
-#define IO_VOTE_ANY 8
+#define IO_VOTE_ANY 10
 typedef struct io_vote {
     long long same[IO_VOTE_SAME];
     int nsame;
@@ -72,6 +72,8 @@ struct pario_file {
                                        COLL_MAX_SPREAD times (agreed) */
     int overlapping_views;          /* some rank's view has overlapping blocks (read-only
                                        files; agreed): collective reads go independent */
+    int request_bound_reads;        /* some rank's read call costs at least
+                                       COLL_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
     struct kept_cache *kept_cache;  /* windows parked on the program's communicator */
     int kept_pending;               /* a collective write was kept on some rank since the
@@ -180,7 +182,7 @@ void io_file_size_forget(pario_file *fh);
 /* Collective, one step: io_agree_vote of rc and v, with the flags of the
  * ranks' views (view: this rank's, the one being set) appended to v's;
  * on success they decide fh's sieve_writers, plain_views, tiny_holes and
- * dense_views and overlapping_views. v->nany + 6 flags at most. */
+ * dense_views, overlapping_views and request_bound_reads. v->nany + 7 flags at most. */
 int io_file_vote(pario_file *fh, const io_view *view, int rc, io_vote *v, pario_error *err);
 
 /* View position of the end of file, in whole etypes (rounded up). */

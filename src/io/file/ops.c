@@ -128,9 +128,12 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  *   when the views with holes all have tiny blocks (COLL_TINY_BLOCK).
  * - A view with overlapping blocks (read-only files) is read by its own
  *   rank: two-phase finds a rank's data by file offset, which such a view
- *   does not map to one stream position. */
+ *   does not map to one stream position.
+ * - Where some rank's read calls cost as much as COLL_REQUEST_BOUND_READ
+ *   bytes, small adjacent collective reads are aggregated (route.c); the
+ *   costs are per rank, the flag rides with the views'. */
 /* This rank's part of those flags for view (VIEW_FLAGS of them). */
-#define VIEW_FLAGS 6
+#define VIEW_FLAGS 7
 static void view_flags(const pario_file *fh, const io_view *view, int *mine) {
     const flat_type *ft = view->flat;
     if (!ft) { /* no view (an open that failed before making it): nothing to say */
@@ -147,6 +150,7 @@ static void view_flags(const pario_file *fh, const io_view *view, int *mine) {
     mine[3] = coarse;
     mine[4] = sparse;
     mine[5] = view->overlapping;
+    mine[6] = fh->read_call_bytes >= COLL_REQUEST_BOUND_READ;
 }
 
 static void apply_view_flags(pario_file *fh, const int *any) {
@@ -155,6 +159,7 @@ static void apply_view_flags(pario_file *fh, const int *any) {
     fh->tiny_holes = any[2] && !any[3];
     fh->dense_views = !any[4];
     fh->overlapping_views = any[5];
+    fh->request_bound_reads = any[6];
 }
 
 int io_file_vote(pario_file *fh, const io_view *view, int rc, io_vote *v, pario_error *err) {
