@@ -38,13 +38,15 @@ typedef struct coll_plan {
     int my_aggr; /* index of this rank among aggregators, or -1 */
 } coll_plan;
 
-/* Ranks whose ranges overlap or interleave need aggregation; so does any
- * rank whose access has holes (aggregators then write whole runs). */
-int coll_should_aggregate(const coll_range *r, int n);
-/* Whether the ranges are pieces without holes, each under
- * COLL_REQUEST_BOUND_READ bytes, that follow one another with no gap
- * (at least two of them). */
-int coll_small_adjacent(const coll_range *r, int n);
+/* The ranks' ranges with data, in file order: whether some range has holes,
+ * some starts before the previous one ends (overlap or interleave), each
+ * starts where the previous one ends (at least two), and the largest
+ * range's bytes. */
+typedef struct coll_shape {
+    int holes, interleaved, adjacent;
+    int64_t largest;
+} coll_shape;
+coll_shape coll_ranges_shape(const coll_range *r, int n);
 /* Choose aggregators (cb_nodes, spread over ranks) and aligned domains;
  * pipelined: the cycles may be halved and overlap file access with the
  * exchange (the same on every rank). */

@@ -7,45 +7,31 @@ static int cmp_range(const void *a, const void *b) {
     return x->first < y->first ? -1 : x->first > y->first;
 }
 
-int coll_should_aggregate(const coll_range *r, int n) {
+coll_shape coll_ranges_shape(const coll_range *r, int n) {
+    coll_shape sh = {0};
     coll_range few[COLL_SMALL_MAX_RANKS]; /* no allocation for up to this many ranks */
     coll_range *s = n <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)n * sizeof *s);
-    if (!s)
-        return 1;
-    int m = 0, holes = 0;
+    if (!s) {
+        sh.interleaved = 1; /* when in doubt, aggregate */
+        return sh;
+    }
+    int m = 0;
     for (int i = 0; i < n; i++) {
         if (r[i].end <= r[i].first)
             continue;
-        holes |= r[i].bytes < r[i].end - r[i].first;
+        sh.holes |= r[i].bytes < r[i].end - r[i].first;
+        sh.largest = r[i].bytes > sh.largest ? r[i].bytes : sh.largest;
         s[m++] = r[i];
     }
     qsort(s, (size_t)m, sizeof *s, cmp_range);
-    int interleaved = 0;
-    for (int i = 1; i < m; i++)
-        interleaved |= s[i].first < s[i - 1].end;
-    if (s != few)
-        free(s);
-    return interleaved || holes;
-}
-
-int coll_small_adjacent(const coll_range *r, int n) {
-    coll_range few[COLL_SMALL_MAX_RANKS];
-    coll_range *s = n <= COLL_SMALL_MAX_RANKS ? few : malloc((size_t)n * sizeof *s);
-    if (!s)
-        return 0;
-    int m = 0, fits = 1;
-    for (int i = 0; i < n; i++) {
-        if (r[i].end <= r[i].first)
-            continue;
-        fits &= r[i].bytes == r[i].end - r[i].first && r[i].bytes < COLL_REQUEST_BOUND_READ;
-        s[m++] = r[i];
+    sh.adjacent = m > 1;
+    for (int i = 1; i < m; i++) {
+        sh.interleaved |= s[i].first < s[i - 1].end;
+        sh.adjacent &= s[i].first == s[i - 1].end;
     }
-    qsort(s, (size_t)m, sizeof *s, cmp_range);
-    for (int i = 1; i < m && fits; i++)
-        fits = s[i].first == s[i - 1].end;
     if (s != few)
         free(s);
-    return fits && m > 1;
+    return sh;
 }
 
 static int64_t align_down(int64_t x, int64_t a) {

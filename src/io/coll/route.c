@@ -89,9 +89,10 @@ coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_rang
         return COLL_ROUTE_TWOPHASE;
     if (write && fh->nnodes == 1 && fh->tiny_holes && fh->dense_views)
         return COLL_ROUTE_OWN_SIEVED;
-    if (coll_should_aggregate(all, fh->nranks))
+    coll_shape sh = coll_ranges_shape(all, fh->nranks);
+    if (sh.interleaved || sh.holes) /* aggregators then read or write whole runs */
         return COLL_ROUTE_TWOPHASE;
-    if (!write && fh->request_bound_reads && coll_small_adjacent(all, fh->nranks))
+    if (!write && fh->request_bound_reads && sh.adjacent && sh.largest < COLL_REQUEST_BOUND_READ)
         return COLL_ROUTE_TWOPHASE;
     return COLL_ROUTE_INDEPENDENT;
 }
