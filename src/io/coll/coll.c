@@ -8,26 +8,32 @@
 #include "io/coll/route.h"
 #include "io/indep/access.h"
 
-/* This rank's range. Reads are clipped at end of file first: data past it
- * is not read, and the byte count says so. */
-static int my_range(pario_file *fh, int write, int64_t pos, int64_t *total, coll_range *r) {
-    int rc = PARIO_OK;
-    if (!write && *total > 0) {
-        int64_t eof = 0, below = 0, last = 0;
-        rc = view_byte_of_pos(&fh->view, pos + *total - 1, &last);
-        if (rc == PARIO_OK)
-            rc = io_file_size_for_read(fh, last + 1, &eof);
-        if (rc == PARIO_OK)
-            rc = view_pos_of_byte(&fh->view, eof, &below);
-        if (rc == PARIO_OK && below - pos < *total)
-            *total = below - pos > 0 ? below - pos : 0;
+/* A read of *total bytes from view position pos whose last byte is file
+ * byte *last, cut at end of file: data past it is not read, and the byte
+ * count says so. *last follows the cut. */
+static int clip_at_eof(pario_file *fh, int64_t pos, int64_t *total, int64_t *last) {
+    int64_t eof = 0, below = 0;
+    int rc = io_file_size_for_read(fh, *last + 1, &eof);
+    if (rc == PARIO_OK)
+        rc = view_pos_of_byte(&fh->view, eof, &below);
+    if (rc == PARIO_OK && below - pos < *total) {
+        *total = below - pos > 0 ? below - pos : 0;
+        if (*total > 0)
+            rc = view_byte_of_pos(&fh->view, pos + *total - 1, last);
     }
+    return rc;
+}
+
+/* This rank's range; reads clipped at end of file first. */
+static int my_range(pario_file *fh, int write, int64_t pos, int64_t *total, coll_range *r) {
+    int64_t last = 0; /* the file byte of the access's last byte */
+    int rc = *total > 0 ? view_byte_of_pos(&fh->view, pos + *total - 1, &last) : PARIO_OK;
+    if (rc == PARIO_OK && !write && *total > 0)
+        rc = clip_at_eof(fh, pos, total, &last);
     *r = (coll_range){0, 0, *total};
     if (rc == PARIO_OK && *total > 0) {
         rc = view_byte_of_pos(&fh->view, pos, &r->first);
-        if (rc == PARIO_OK)
-            rc = view_byte_of_pos(&fh->view, pos + *total - 1, &r->end);
-        r->end += 1;
+        r->end = last + 1;
     }
     return rc;
 }
