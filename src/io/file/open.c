@@ -96,13 +96,6 @@ static void hints_setup(pario_file *fh, MPI_Info info, int64_t block_size) {
     io_trace_wish(fh, info);
 }
 
-/* The file system's block size, known once rank 0 has opened the file, is
- * the default striping unit. */
-static void default_unit(io_hints *h, int64_t block_size) {
-    if (!(h->striping_given & IO_STRIPING_UNIT_GIVEN) && block_size > 0)
-        h->striping_unit = block_size;
-}
-
 /* Rank 0, alone, before the broadcast: only it touches the file system to
  * create, truncate or check for EXCL; it sets the shared file pointer
  * (every other rank's first use of it comes after the broadcast). */
@@ -115,7 +108,7 @@ static void first_rank_opens(pario_file *fh, MPI_Info info, int rc, open_news *n
         rc = first_rank_opens_storage(fh, err);
     news->block_size = fh->io.blksize > 0 ? fh->io.blksize /* from the open: no stat */
                                           : io_driver_posix.block_size(fh->path);
-    default_unit(&fh->hints, news->block_size);
+    io_hints_block_size(&fh->hints, news->block_size); /* known now the file is open */
     io_file_pin_striping(fh); /* a striped file's layout, whatever the hints said */
     if (rc == PARIO_OK && (fh->amode & MPI_MODE_APPEND))
         rc = fh->io.drv->get_size(&fh->io, &news->size, err);

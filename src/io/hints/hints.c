@@ -60,6 +60,11 @@
 /* Longest line read from a $PARIO_HINTS file. */
 #define IO_HINT_LINE_MAX 1024
 
+void io_hints_block_size(io_hints *h, int64_t block_size) {
+    if (!(h->striping_given & IO_STRIPING_UNIT_GIVEN))
+        h->striping_unit = block_size > 0 ? block_size : 4096;
+}
+
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) {
     memset(h, 0, sizeof *h);
     h->cb_buffer_size = IO_DEFAULT_CB_BUFFER;
@@ -75,7 +80,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
     h->ds_read = h->ds_write = IO_AUTOMATIC;
     h->ind_rd_buffer_size = IO_DEFAULT_IND_RD_BUFFER;
     h->ind_wr_buffer_size = IO_DEFAULT_IND_WR_BUFFER;
-    h->striping_unit = block_size > 0 ? block_size : 4096;
+    io_hints_block_size(h, block_size);
     h->striping_factor = 1;
     h->cache = h->read_once = IO_AUTOMATIC;
     h->cache_page_size = IO_DEFAULT_CACHE_PAGE;

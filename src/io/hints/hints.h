@@ -78,6 +78,9 @@ int io_hints_cb_count(const char *list, const char *host);
 
 /* Defaults for a file at path opened by nranks ranks on nnodes nodes. */
 void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes);
+/* Unless a hint gave striping_unit: the file system's block size (4096 when
+ * unknown, block_size <= 0), the default unit of file domains. */
+void io_hints_block_size(io_hints *h, int64_t block_size);
 /* Apply the $ROMIO_HINTS file, the $PARIO_HINTS file, then info (may be
  * MPI_INFO_NULL), then $PARIO_HINT_*. As in ROMIO (MPICH 4.0), the program's
  * MPI_Info wins over the ROMIO_HINTS file. */
