@@ -43,15 +43,15 @@ const pario_error *pario_file_last_error(const pario_file *fh);
 const char *pario_file_path(const pario_file *fh);
 MPI_Comm pario_file_comm(const pario_file *fh); /* the file's private duplicate */
 
-int pario_file_sync(pario_file *fh);                          /* collective; fsync */
-int pario_file_get_size(pario_file *fh, MPI_Offset *size);    /* bytes */
-int pario_file_set_size(pario_file *fh, MPI_Offset size);     /* collective */
-int pario_file_preallocate(pario_file *fh, MPI_Offset size);  /* collective */
+int pario_file_sync(pario_file *fh);                         /* collective; fsync */
+int pario_file_get_size(pario_file *fh, MPI_Offset *size);   /* bytes */
+int pario_file_set_size(pario_file *fh, MPI_Offset size);    /* collective */
+int pario_file_preallocate(pario_file *fh, MPI_Offset size); /* collective */
 int pario_file_get_amode(const pario_file *fh, int *amode);
 int pario_file_get_group(const pario_file *fh, MPI_Group *group); /* caller frees */
-int pario_file_get_info(pario_file *fh, MPI_Info *info);      /* hints in effect; caller frees */
-int pario_file_set_info(pario_file *fh, MPI_Info info);       /* collective */
-int pario_file_set_atomicity(pario_file *fh, int flag);       /* collective */
+int pario_file_get_info(pario_file *fh, MPI_Info *info); /* hints in effect; caller frees */
+int pario_file_set_info(pario_file *fh, MPI_Info info);  /* collective */
+int pario_file_set_atomicity(pario_file *fh, int flag);  /* collective */
 int pario_file_get_atomicity(const pario_file *fh, int *flag);
 
 /* ---- views ------------------------------------------------------------------ */
@@ -61,8 +61,8 @@ int pario_file_get_atomicity(const pario_file *fh, int *flag);
  * below); others give PARIO_ERR_UNSUPPORTED_DATAREP. Resets the individual file pointer
  * to 0. The filetype must be built from the etype (its size a multiple of the
  * etype's size) and have non-negative, monotonically non-decreasing offsets. */
-int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype,
-                        MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                        const char *datarep, MPI_Info info);
 /* etype and filetype are the file's own handles (named types as given,
  * derived types as private duplicates), valid while the view is in effect;
  * the caller must not free them. datarep must hold MPI_MAX_DATAREP_STRING bytes. */
@@ -92,8 +92,8 @@ int pario_file_write(pario_file *fh, const void *buf, MPI_Count count, MPI_Datat
 /* Collective forms: every rank of the file's communicator calls them. */
 int pario_file_read_at_all(pario_file *fh, MPI_Offset offset, void *buf, MPI_Count count,
                            MPI_Datatype type, MPI_Count *bytes);
-int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf,
-                            MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int pario_file_write_at_all(pario_file *fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype type, MPI_Count *bytes);
 int pario_file_read_all(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Count *bytes);
 int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
@@ -106,12 +106,12 @@ int pario_file_write_all(pario_file *fh, const void *buf, MPI_Count count, MPI_D
  * are collective and access in rank order. set_view resets it to 0. */
 int pario_file_read_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                            MPI_Count *bytes);
-int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count,
-                            MPI_Datatype type, MPI_Count *bytes);
+int pario_file_write_shared(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                            MPI_Count *bytes);
 int pario_file_read_ordered(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                             MPI_Count *bytes);
-int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count,
-                             MPI_Datatype type, MPI_Count *bytes);
+int pario_file_write_ordered(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                             MPI_Count *bytes);
 /* Collective; every rank passes the same offset and whence. */
 int pario_file_seek_shared(pario_file *fh, MPI_Offset offset, int whence);
 int pario_file_get_position_shared(pario_file *fh, MPI_Offset *offset);
@@ -134,8 +134,8 @@ int pario_file_iwrite(pario_file *fh, const void *buf, MPI_Count count, MPI_Data
                       pario_request **req);
 int pario_file_iread_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Datatype type,
                             pario_request **req);
-int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count,
-                             MPI_Datatype type, pario_request **req);
+int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                             pario_request **req);
 /* *done = 1 once the request has finished; never blocks, makes no MPI call. */
 int pario_request_test(const pario_request *req, int *done);
 /* Blocks until the request has finished, then frees it and returns its
@@ -172,8 +172,7 @@ typedef int pario_datarep_extent_fn(MPI_Datatype datatype, MPI_Aint *file_extent
  * extent_fn, PARIO_ERR_NO_MEM when the registry is full. Thread safe. */
 int pario_register_datarep(const char *name, pario_datarep_conversion_fn *read_fn,
                            pario_datarep_conversion_fn *write_fn,
-                           pario_datarep_extent_fn *extent_fn, void *extra_state,
-                           pario_error *err);
+                           pario_datarep_extent_fn *extent_fn, void *extra_state, pario_error *err);
 /* The same with large-count conversion functions (MPI 4's
  * MPI_Datarep_conversion_function_c): count is an MPI_Count. */
 typedef int pario_datarep_conversion_c_fn(void *userbuf, MPI_Datatype datatype, MPI_Count count,

@@ -482,10 +482,10 @@ int pario_pgas_memset(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first
  * every other run is started as a gas non-blocking put/get, which between
  * nodes is an MPI_Rput/MPI_Rget in gas's passive-target epoch, and is left in
  * flight. (A memcpy piece between two ranks this process maps neither of
- * goes through a staging buffer, get then put, inside the call.) The MPI library moves those bytes while the caller computes (how
- * far without further MPI calls depends on its RMA component; docs/pgas.md
- * has the measurement). Completion waits for the requests and flushes the
- * target (remote completion of puts), as the blocking calls do.
+ * goes through a staging buffer, get then put, inside the call.) The MPI library moves those bytes
+ * while the caller computes (how far without further MPI calls depends on its RMA component;
+ * docs/pgas.md has the measurement). Completion waits for the requests and flushes the target
+ * (remote completion of puts), as the blocking calls do.
  *
  * Explicit handles (upc_memcpy_nb family): *h names the transfer until
  * pario_pgas_sync or a successful pario_pgas_sync_attempt completes it; then
@@ -575,7 +575,7 @@ int pario_pgas_fence(pario_pgas *ctx);
  * A rank that computes for long without pgas calls should call it now and then. */
 int pario_pgas_poll(pario_pgas *ctx);
 
-/* ---- collectives (UPC 1.3 upc_collective.h) --------------------------------------------------- */
+/* ---- collectives (UPC 1.3 upc_collective.h) -------------------------------------------------- */
 
 /* Every function below is collective over the context's ranks; every rank
  * passes the same arguments (user functions excepted). Pointers name shared
@@ -639,16 +639,16 @@ int pario_pgas_poll(pario_pgas *ctx);
 #define PARIO_PGAS_OUT_MYSYNC 0x10
 #define PARIO_PGAS_OUT_ALLSYNC 0x20
 
-int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
-                             size_t nbytes, int flags);
+int pario_pgas_all_broadcast(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                             int flags);
 int pario_pgas_all_scatter(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
                            int flags);
 int pario_pgas_all_gather(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
                           int flags);
 int pario_pgas_all_gather_all(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
                               size_t nbytes, int flags);
-int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
-                            size_t nbytes, int flags);
+int pario_pgas_all_exchange(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, size_t nbytes,
+                            int flags);
 int pario_pgas_all_permute(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
                            pario_pgas_ptr perm, size_t nbytes, int flags);
 
@@ -689,9 +689,9 @@ typedef enum pario_pgas_op {
 /* User operation: *acc = *acc op *x, both of the reduction's type. */
 typedef void (*pario_pgas_reduce_fn)(void *acc, const void *x);
 
-int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
-                          pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
-                          uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);
+int pario_pgas_all_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src, pario_pgas_op op,
+                          pario_pgas_type type, uint64_t nelems, uint64_t blk_size,
+                          pario_pgas_reduce_fn fn, int flags);
 int pario_pgas_all_prefix_reduce(pario_pgas *ctx, pario_pgas_ptr dst, pario_pgas_ptr src,
                                  pario_pgas_op op, pario_pgas_type type, uint64_t nelems,
                                  uint64_t blk_size, pario_pgas_reduce_fn fn, int flags);

@@ -78,9 +78,9 @@ struct pario_pgas {
     int notified; /* between notify and wait */
     MPI_Request barrier_req;
     int64_t barrier_send[2], barrier_recv[2];
-    pgas_nb_slot *nb;  /* explicit handles' slots */
-    size_t nb_count;   /* slots allocated */
-    pgas_batch nbi;    /* implicit-handle transfers not yet synced */
+    pgas_nb_slot *nb; /* explicit handles' slots */
+    size_t nb_count;  /* slots allocated */
+    pgas_batch nbi;   /* implicit-handle transfers not yet synced */
     pario_error last;
 };
 

@@ -110,7 +110,7 @@ int MPI_Win_free(MPI_Win *w) {
  * allocate it), the aggregator placement (2), then the two steps of every
  * open. */
 #define FIRST_OPEN_MAX 16
-#define OPEN_MAX 2 /* rank 0's outcome and hints; every rank's outcome */
+#define OPEN_MAX 2  /* rank 0's outcome and hints; every rank's outcome */
 #define PLACE_MAX 2 /* the aggregator placement, under a cb_config_list new on comm */
 #define CLOSE_MAX 1
 #define SET_VIEW_MAX 1     /* with no info and the shared pointer unused */

@@ -19,16 +19,16 @@ static void test_open_errors(void) {
     PT_EQ(rc, PARIO_ERR_NO_SUCH_FILE);
     PT_CHECK(fh == NULL);
     PT_CHECK(strstr(err.msg, missing) != NULL);
-    rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY | MPI_MODE_CREATE,
-                         MPI_INFO_NULL, &fh, &err);
+    rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                         &fh, &err);
     PT_EQ(rc, PARIO_ERR_AMODE);
     rc = pario_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL,
                          &fh, &err);
     PT_EQ(rc, PARIO_ERR_AMODE);
     /* A mode that differs on one rank fails everywhere. */
     int amode = rank == nranks - 1 && nranks > 1 ? MPI_MODE_RDWR : MPI_MODE_WRONLY;
-    rc = pario_file_open(MPI_COMM_WORLD, missing, amode | MPI_MODE_CREATE, MPI_INFO_NULL, &fh,
-                         &err);
+    rc =
+        pario_file_open(MPI_COMM_WORLD, missing, amode | MPI_MODE_CREATE, MPI_INFO_NULL, &fh, &err);
     PT_EQ(rc, nranks > 1 ? PARIO_ERR_NOT_SAME : PARIO_OK);
     if (rc == PARIO_OK)
         pario_file_close(&fh, &err);
@@ -67,8 +67,8 @@ static void write_interleaved(const char *path, const char *ds, int collective, 
     MPI_Type_create_resized(vec, 0, (MPI_Aint)(NBLK * blk * nranks * sizeof(int)), &ftype);
     MPI_Type_commit(&ftype);
     MPI_Type_free(&vec);
-    PT_EQ(pario_file_set_view(fh, (MPI_Offset)(rank * blk * sizeof(int)), MPI_INT, ftype,
-                              "native", MPI_INFO_NULL),
+    PT_EQ(pario_file_set_view(fh, (MPI_Offset)(rank * blk * sizeof(int)), MPI_INT, ftype, "native",
+                              MPI_INFO_NULL),
           PARIO_OK);
     MPI_Type_free(&ftype); /* the view keeps its own reference */
     int data[NBLK * 3];
@@ -253,8 +253,8 @@ static void test_seek_end_with_view(void) {
     pario_file *fh = NULL;
     pario_error err;
     PT_EQ(pario_file_open(MPI_COMM_WORLD, path,
-                          MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
-                          MPI_INFO_NULL, &fh, &err),
+                          MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                          &fh, &err),
           PARIO_OK);
     PT_EQ(pario_file_set_size(fh, 40), PARIO_OK);
     /* View: 2 ints of every 4, from byte 8: data at 8..15, 24..31, 40.. */
@@ -305,8 +305,7 @@ static void test_short_extent_filetype(void) {
     MPI_Type_create_resized(blocks, 0, 16, &ftype);
     MPI_Type_commit(&ftype);
     MPI_Type_free(&blocks);
-    PT_EQ(pario_file_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, ftype, "native",
-                              MPI_INFO_NULL),
+    PT_EQ(pario_file_set_view(fh, (MPI_Offset)rank * BLK, MPI_BYTE, ftype, "native", MPI_INFO_NULL),
           PARIO_OK);
     MPI_Type_free(&ftype);
     unsigned char data[2 * BLK];

@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     read_all_ways(fh, ROWS);
 
     MPI_Barrier(MPI_COMM_WORLD); /* every rank has read */
-    if (rank == 0) /* another handle makes the file shorter */
+    if (rank == 0)               /* another handle makes the file shorter */
         PT_EQ(truncate(path, (off_t)ROWS / 2 * nranks * BLOCK), 0);
     PT_EQ(pario_file_sync(fh), PARIO_OK);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -41,8 +41,8 @@ typedef struct cache_layer {
                      progress anywhere; NULL: MPI RMA under MPI's locks */
     int rank, nranks;
     int64_t page_size, npages;
-    MPI_Aint data_at; /* byte where the pages start in every window */
-    char *bounce;     /* one page: fills, write-backs of another owner's page */
+    MPI_Aint data_at;   /* byte where the pages start in every window */
+    char *bounce;       /* one page: fills, write-backs of another owner's page */
     MPI_Comm file_comm; /* the file's communicator, where a close parks the layer */
 } cache_layer;
 

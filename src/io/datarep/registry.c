@@ -103,10 +103,8 @@ int pario_register_datarep_c(const char *name, pario_datarep_conversion_c_fn *re
                              pario_datarep_conversion_c_fn *write_fn,
                              pario_datarep_extent_fn *extent_fn, void *extra_state,
                              pario_error *err) {
-    io_datarep rep = {.read_fn_c = read_fn,
-                      .write_fn_c = write_fn,
-                      .extent_fn = extent_fn,
-                      .extra = extra_state};
+    io_datarep rep = {
+        .read_fn_c = read_fn, .write_fn_c = write_fn, .extent_fn = extent_fn, .extra = extra_state};
     return register_checked(&rep, name, err);
 }
 

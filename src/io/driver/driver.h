@@ -15,23 +15,23 @@ typedef struct io_driver io_driver;
 /* One open file of a driver. `err` receives messages naming `path`. */
 typedef struct io_handle {
     const io_driver *drv;
-    const char *path;     /* owned by the caller; outlives the handle */
-    int fd;               /* posix: the file descriptor */
-    int readable;         /* opened with read access (data sieving needs it for writes) */
-    int regular;          /* a regular file (not a device, pipe or socket) */
-    uint64_t dev;         /* the device of its file system (st_dev), 0 when unknown */
-    int64_t blksize;      /* its preferred I/O size (st_blksize), 0 when unknown */
-    int deferred;         /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
-    int reserve_measured; /* on a file system where reserving blocks before a large
-                             write was measured to pay (ext4) */
+    const char *path;             /* owned by the caller; outlives the handle */
+    int fd;                       /* posix: the file descriptor */
+    int readable;                 /* opened with read access (data sieving needs it for writes) */
+    int regular;                  /* a regular file (not a device, pipe or socket) */
+    uint64_t dev;                 /* the device of its file system (st_dev), 0 when unknown */
+    int64_t blksize;              /* its preferred I/O size (st_blksize), 0 when unknown */
+    int deferred;                 /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
+    int reserve_measured;         /* on a file system where reserving blocks before a large
+                                     write was measured to pay (ext4) */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
                                      blocks first (the file's size kept); < 0: never.
                                      Set from the hints; writers of any thread read it */
-    _Atomic int unsynced; /* posix: something may have been written, truncated or
-                             created through this handle since its last sync */
-    const io_driver *below; /* a layer over the storage (io/cache): the driver it passes
-                               the storage calls to; NULL without one */
-    void *layer;            /* that layer's state */
+    _Atomic int unsynced;         /* posix: something may have been written, truncated or
+                                     created through this handle since its last sync */
+    const io_driver *below;       /* a layer over the storage (io/cache): the driver it passes
+                                     the storage calls to; NULL without one */
+    void *layer;                  /* that layer's state */
     /* Striped files (stripe.c): set by the caller before open, the layout a new file
      * is given; NULL: a file is never created striped. */
     const struct io_stripe_wish *stripe_wish;

@@ -57,7 +57,7 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     struct statfs fs;
     h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */
-    atomic_store(&h->unsynced, (flags & IO_OPEN_CREATE) != 0); /* a new file's inode */
+    atomic_store(&h->unsynced, (flags & IO_OPEN_CREATE) != 0);         /* a new file's inode */
     return PARIO_OK;
 }
 

@@ -215,8 +215,8 @@ static int open_last_step(pario_file *fh, int rc, const open_news *news, pario_e
     io_vote v = {0};
     rc = io_file_vote(fh, &fh->view, rc != PARIO_OK ? rc : prc, &v, err);
     if (rc == PARIO_OK && io_cache_wanted(&fh->hints, fh->amode))
-        rc = io_agree(fh->comm, io_cache_attach(&fh->io, fh->comm, &fh->hints, fh->amode, err),
-                      err);
+        rc =
+            io_agree(fh->comm, io_cache_attach(&fh->io, fh->comm, &fh->hints, fh->amode, err), err);
     return rc;
 }
 

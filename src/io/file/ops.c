@@ -32,7 +32,7 @@ void io_file_size_forget(pario_file *fh) {
 
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
-    io_async_drain(fh); /* what was started before is made durable too */
+    io_async_drain(fh);      /* what was started before is made durable too */
     io_file_size_forget(fh); /* others' changes may show from here on */
     int rc = io_coll_kept_flush(fh);
     if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))

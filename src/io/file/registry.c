@@ -29,7 +29,7 @@ static struct {
 } open_files = {PTHREAD_MUTEX_INITIALIZER, NULL};
 
 static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
-static int watching; /* the attribute is set (written once, under watch_once) */
+static int watching;              /* the attribute is set (written once, under watch_once) */
 static atomic_int finalize_begun; /* MPI_Finalize has begun deleting attributes */
 
 void io_files_lock(void) {
@@ -70,7 +70,7 @@ static void flush_at_finalize(pario_file *fh, void *arg) {
     (void)arg;
     io_async_drain(fh);
     io_coll_kept_write_own(fh);
-    io_trace_finalize(fh); /* this rank's part of its trace, after its last write */
+    io_trace_finalize(fh);                 /* this rank's part of its trace, after its last write */
     io_cache_finalize(&fh->io, &fh->last); /* this owner's cached pages */
 }
 

@@ -202,12 +202,11 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
     else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX) {
         h->cb_nodes = (int)n;
         h->cb_given |= IO_CB_NODES_GIVEN;
-    } else if (!strcmp(key, "cb_config_list") && val[0] &&
-               strlen(val) < sizeof h->cb_config_list && io_hints_cb_count(val, "") >= 0) {
+    } else if (!strcmp(key, "cb_config_list") && val[0] && strlen(val) < sizeof h->cb_config_list &&
+               io_hints_cb_count(val, "") >= 0) {
         snprintf(h->cb_config_list, sizeof h->cb_config_list, "%s", val);
         h->cb_given |= IO_CB_CONFIG_GIVEN;
-    }
-    else if (!strcmp(key, "romio_cb_read"))
+    } else if (!strcmp(key, "romio_cb_read"))
         parse_switch(val, &h->cb_read);
     else if (!strcmp(key, "romio_cb_write"))
         parse_switch(val, &h->cb_write);

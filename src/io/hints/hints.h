@@ -48,22 +48,22 @@ typedef struct io_hints {
     int striping_factor;         /* number of storage targets */
     int trace; /* the file is traced: rank 0 asked, agreed with the hints (io/trace) */
     char romio[IO_ROMIO_KEYS][IO_ROMIO_VAL_MAX]; /* other ROMIO hints as given; "" unset */
-    io_switch cache;             /* pario_cache: the global page cache (io/cache);
-                                    automatic: off until measured to pay */
-    int64_t cache_page_size;     /* pario_cache_page_size: bytes of one cache page */
-    int64_t cache_pages;         /* pario_cache_pages: pages each process holds */
-    io_switch read_once;         /* pario_read_once: a read-only file is read once per
-                                    node into shared memory (io/cache/once.c) */
-    int64_t read_once_max;       /* pario_read_once_max: larger files are read as usual */
-    int striping_given;          /* IO_STRIPING_UNIT_GIVEN | IO_STRIPING_FACTOR_GIVEN: set
-                                    by a hint, not a default (a new striped file's layout) */
+    io_switch cache;                             /* pario_cache: the global page cache (io/cache);
+                                                    automatic: off until measured to pay */
+    int64_t cache_page_size; /* pario_cache_page_size: bytes of one cache page */
+    int64_t cache_pages;     /* pario_cache_pages: pages each process holds */
+    io_switch read_once;     /* pario_read_once: a read-only file is read once per
+                                node into shared memory (io/cache/once.c) */
+    int64_t read_once_max;   /* pario_read_once_max: larger files are read as usual */
+    int striping_given;      /* IO_STRIPING_UNIT_GIVEN | IO_STRIPING_FACTOR_GIVEN: set
+                                by a hint, not a default (a new striped file's layout) */
     /* pario_stripe_targets: directories a new file is striped over (comma-separated;
      * default $PARIO_STRIPE_TARGETS); empty: files are created plain (io/driver/stripe.h) */
     char stripe_targets[IO_STRIPE_TARGETS_MAX];
-    int no_indep_rw;             /* romio_no_indep_rw: the program promises collective
-                                    access only; at open, only aggregators open the file
-                                    (deferred open) and collective buffering is enabled */
-    int cb_given;                /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
+    int no_indep_rw; /* romio_no_indep_rw: the program promises collective
+                        access only; at open, only aggregators open the file
+                        (deferred open) and collective buffering is enabled */
+    int cb_given;    /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
 } io_hints;
 
 enum { IO_STRIPING_UNIT_GIVEN = 1, IO_STRIPING_FACTOR_GIVEN = 2 };

@@ -16,8 +16,8 @@ struct io_trace {
     char *doc_path;                             /* where the run's document goes */
 };
 
-/* Rank 0 at close: the file's merged entry joins the run's document. recs and events hold every rank's (ev_bytes[r]
- * bytes of events from rank r, back to back). */
+/* Rank 0 at close: the file's merged entry joins the run's document. recs and events hold every
+ * rank's (ev_bytes[r] bytes of events from rank r, back to back). */
 void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_rec *recs,
                          const io_trace_event *events, const int *ev_bytes);
 /* At MPI_Finalize, for a file still open: this rank's own part, unmerged,

@@ -38,8 +38,7 @@ int main(int argc, char **argv) {
     if (pario_file_sync(fh) != PARIO_OK)
         return fail("sync", pario_file_last_error(fh));
     int total = n < 64 ? n : 64;
-    if (pario_file_read_at_all(fh, 0, all, (MPI_Count)total * PART, MPI_BYTE, &moved) !=
-            PARIO_OK ||
+    if (pario_file_read_at_all(fh, 0, all, (MPI_Count)total * PART, MPI_BYTE, &moved) != PARIO_OK ||
         moved != (MPI_Count)total * PART)
         return fail("read_at_all", pario_file_last_error(fh));
     for (int i = 0; i < total * PART; i++)
