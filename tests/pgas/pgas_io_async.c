@@ -14,7 +14,12 @@
  * synchronisation flags of every kind; fclose with a call outstanding
  * completes it. Failures: one rank's writes past RLIMIT_FSIZE (SIGXFSZ
  * ignored: a real failing pwrite in the background) fail the wait, and
- * fclose, on every rank with the same code and message. */
+ * fclose, on every rank with the same code and message.
+ *
+ * With the argument "fault" (registered with PARIO_FAULT failing every write
+ * of rank 1 with EIO, tests/fault) only the injected failure is checked: the
+ * asynchronous write fails at fwait_async and at an ftest_async on every rank
+ * with PARIO_ERR_IO and one message; reads still work afterwards. */
 #include "pgas_io_test.h"
 
 #include <fcntl.h>
@@ -316,10 +321,57 @@ static void failure_reaches_every_rank(pario_pgas *ctx) {
     PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
 }
 
+/* PARIO_FAULT fails every write of rank 1 (EIO): the wait and the test of
+ * an asynchronous write report it on every rank; a read of what rank 0
+ * wrote before (with its own pwrite) still works. */
+static void injected_failure(pario_pgas *ctx) {
+    const char *path = pio_test_path("pgas_io_async.fault");
+    uint32_t es = 8;
+    uint64_t count = 2048 * (uint64_t)pario_pgas_threads(ctx);
+    pario_pgas_array a = alloc(ctx, count, es, 128), b = alloc(ctx, count, es, 3);
+    pio_test_fill_owned(ctx, &a, 101);
+    pario_pgas_off moved = 0;
+    pario_pgas_file *fd = pio_test_open(
+        ctx, path, PARIO_PGAS_RDWR | PARIO_PGAS_CREATE | PARIO_PGAS_TRUNC | PARIO_PGAS_COMMON_FP);
+    PT_EQ(pario_pgas_fwrite_shared_async(fd, a.base, 128, es, count, 0), PARIO_OK);
+    int rc = pario_pgas_fwait_async(fd, &moved);
+    PT_EQ(rc, PARIO_ERR_IO);
+    PT_EQ(moved, -1);
+    PT_CHECK(strstr(pario_pgas_file_last_error(fd)->msg, path) != NULL);
+    PT_CHECK(same_everywhere(pario_pgas_file_last_error(fd)->msg));
+    PT_EQ(pario_pgas_fseek(fd, 0, PARIO_PGAS_SEEK_SET, NULL), PARIO_OK);
+    PT_EQ(pario_pgas_fwrite_shared_async(fd, a.base, 128, es, count, 0), PARIO_OK);
+    PT_EQ(test_until_done(fd, &moved), PARIO_ERR_IO);
+    PT_CHECK(same_everywhere(pario_pgas_file_last_error(fd)->msg));
+    pio_test_close(&fd);
+    if (pario_pgas_mythread(ctx) == 0) { /* the file as a reader should find it */
+        unsigned char *all = malloc(count * es);
+        test_fill(all, 0, count, es, 101);
+        int posix = open(path, O_WRONLY);
+        PT_CHECK(posix >= 0 && pwrite(posix, all, count * es, 0) == (ssize_t)(count * es));
+        close(posix);
+        free(all);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fd = pio_test_open(ctx, path, PARIO_PGAS_RDONLY | PARIO_PGAS_COMMON_FP);
+    PT_EQ(pario_pgas_fread_shared_async(fd, b.base, 3, es, count, 0), PARIO_OK);
+    PT_EQ(pario_pgas_fwait_async(fd, &moved), PARIO_OK);
+    PT_EQ(moved, count * es);
+    pio_test_close(&fd);
+    PT_EQ(pio_test_owned_bad(ctx, &b, 101, 0, 0, count), 0);
+    PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
+    PT_EQ(pario_pgas_all_free(ctx, &b), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
     pario_pgas *ctx = test_pgas_init();
+    if (argc > 1 && !strcmp(argv[1], "fault")) {
+        injected_failure(ctx);
+        PT_EQ(pario_pgas_finalize(&ctx), PARIO_OK);
+        return ptest_finish();
+    }
     overlap_shown_by_a_lock(ctx, 1);
     overlap_shown_by_a_lock(ctx, PARIO_PGAS_BLOCK_FIT);
     shared_individual(ctx);
