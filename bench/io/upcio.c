@@ -10,9 +10,19 @@
  *   pwrite   each rank writes (reads) each of its blocks with its own pwrite (pread)
  *   darray   MPI-IO: a cyclic(B) darray view and write_all/read_all on the array's
  *            local memory; run under each back end (pario's drop-in, OMPIO, ROMIO)
- * upcio, mw and pwrite do not use MPI-IO: they run only in the pario back end's
- * process (where libpario-mpiio is loaded) and are skipped under the others.
- * Timed: write + (durable: sync) + close; read alone; open is not timed. */
+ *   upciocomp  upcio, then a computation as long as the access took (the slowest
+ *            rank's; each rank spins on the clock, making no MPI call)
+ *   asynccomp  the _async call started, a computation as long as the last
+ *            upciocomp's access of the same direction and block factor in this
+ *            process (the same repetition; UPCIO_COMPUTE_MIB_S over the array's
+ *            bytes when there was none), fwait_async: the time of upciocomp when
+ *            nothing overlaps, down to half of it when the access runs entirely
+ *            in the background meanwhile
+ * upcio, mw, pwrite and the computing pair do not use MPI-IO: they run only in
+ * the pario back end's process (where libpario-mpiio is loaded) and are skipped
+ * under the others.
+ * Timed: write (+ computation) + (durable: sync) + close; read (+ computation)
+ * alone; open is not timed. */
 #include "iobench.h"
 #include "pario/pgas_io.h"
 
@@ -21,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define UPCIO_DEFAULT_BYTES (64LL << 20)
@@ -29,8 +40,21 @@
 /* Slack in each rank's symmetric heap beyond its largest part. */
 #define UPCIO_HEAP_SLACK ((size_t)1 << 20)
 
-enum upcio_kind { KIND_UPCIO, KIND_MW, KIND_PWRITE, KIND_DARRAY, NKINDS };
-static const char *const kind_names[NKINDS] = {"upcio", "mw", "pwrite", "darray"};
+/* asynccomp's computation when no upciocomp ran before it: as long as moving
+ * the whole array at this rate would. */
+#define UPCIO_COMPUTE_MIB_S 1024.0
+
+enum upcio_kind {
+    KIND_UPCIO,
+    KIND_MW,
+    KIND_PWRITE,
+    KIND_DARRAY,
+    KIND_UPCIO_COMPUTE,
+    KIND_ASYNC_COMPUTE,
+    NKINDS
+};
+static const char *const kind_names[NKINDS] = {"upcio",  "mw",        "pwrite",
+                                               "darray", "upciocomp", "asynccomp"};
 enum upcio_block { BLOCK_1, BLOCK_128, BLOCK_FIT, NBLOCKS };
 static const char *const block_names[NBLOCKS] = {"b1", "b128", "bfit"};
 
@@ -154,6 +178,96 @@ static void upcio_read(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t)
                 "pario_pgas_fread_shared");
     t->seconds = MPI_Wtime() - t0;
     upcio_check(fd, pario_pgas_fclose(&fd, NULL), "pario_pgas_fclose");
+}
+
+/* ---- upcio with a computation: blocking, or asynchronous and overlapped ----------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds of the last upciocomp access, per direction (0 read, 1 write) and
+ * block factor: the computation asynccomp overlaps with its access. */
+static double last_io_s[2][NBLOCKS];
+
+/* The program's own work: spins for `seconds`, making no MPI call. */
+static void compute(double seconds) {
+    double until = now_s() + seconds;
+    while (now_s() < until) {
+    }
+}
+
+static double compute_seconds(const pario_pgas_array *a, int write, int block) {
+    double s = last_io_s[write][block];
+    return s > 0 ? s : (double)(a->count * 8) / (UPCIO_COMPUTE_MIB_S * 1048576.0);
+}
+
+/* The slowest rank's seconds since t0: every rank computes as long. */
+static double slowest_since(const ib_ctx *c, double t0) {
+    double mine = MPI_Wtime() - t0, all = 0;
+    ib_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, c->comm), "MPI_Allreduce");
+    return all;
+}
+
+/* The access, started (async) or made, then the computation, then the wait. */
+static void access_and_compute(const ib_ctx *c, pario_pgas_file *fd, const pario_pgas_array *a,
+                               int write, int block, int async, double t0) {
+    pario_pgas_ptr b = a->base;
+    if (async)
+        upcio_check(fd,
+                    write ? pario_pgas_fwrite_shared_async(fd, b, b.block, 8, a->count, 0)
+                          : pario_pgas_fread_shared_async(fd, b, b.block, 8, a->count, 0),
+                    "pario_pgas_f{write,read}_shared_async");
+    else
+        upcio_check(fd,
+                    write ? pario_pgas_fwrite_shared(fd, b, b.block, 8, a->count, 0, NULL)
+                          : pario_pgas_fread_shared(fd, b, b.block, 8, a->count, 0, NULL),
+                    "pario_pgas_f{write,read}_shared");
+    if (!async)
+        last_io_s[write][block] = slowest_since(c, t0);
+    compute(compute_seconds(a, write, block));
+    if (async)
+        upcio_check(fd, pario_pgas_fwait_async(fd, NULL), "pario_pgas_fwait_async");
+}
+
+static void compute_write(const ib_ctx *c, const pario_pgas_array *a, int block, ib_timing *t,
+                          int async) {
+    pario_pgas_file *fd = upcio_open(c, PARIO_PGAS_WRONLY | PARIO_PGAS_CREATE);
+    double t0 = ib_start(c->comm);
+    access_and_compute(c, fd, a, 1, block, async, t0);
+    if (c->mode == IB_DURABLE)
+        upcio_check(fd, pario_pgas_fsync(fd), "pario_pgas_fsync");
+    upcio_check(fd, pario_pgas_fclose(&fd, NULL), "pario_pgas_fclose");
+    t->seconds = MPI_Wtime() - t0;
+}
+
+static void compute_read(const ib_ctx *c, const pario_pgas_array *a, int block, ib_timing *t,
+                         int async) {
+    pario_pgas_file *fd = upcio_open(c, PARIO_PGAS_RDONLY);
+    double t0 = ib_start(c->comm);
+    access_and_compute(c, fd, a, 0, block, async, t0);
+    t->seconds = MPI_Wtime() - t0;
+    upcio_check(fd, pario_pgas_fclose(&fd, NULL), "pario_pgas_fclose");
+}
+
+/* The block factor's index of an array of this scenario. */
+static int block_index(const pario_pgas_array *a) {
+    return a->base.block == 1 ? BLOCK_1 : a->base.block == 128 ? BLOCK_128 : BLOCK_FIT;
+}
+
+static void upciocomp_write(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t) {
+    compute_write(c, a, block_index(a), t, 0);
+}
+static void asynccomp_write(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t) {
+    compute_write(c, a, block_index(a), t, 1);
+}
+static void upciocomp_read(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t) {
+    compute_read(c, a, block_index(a), t, 0);
+}
+static void asynccomp_read(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t) {
+    compute_read(c, a, block_index(a), t, 1);
 }
 
 /* ---- plain POSIX: master/worker and pwrite per block ---------------------------------- */
@@ -297,8 +411,10 @@ static void darray_read(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t
 /* ---- the driver's entry points ---------------------------------------------------------- */
 
 typedef void (*upcio_op)(const ib_ctx *c, const pario_pgas_array *a, ib_timing *t);
-static const upcio_op writers[NKINDS] = {upcio_write, mw_write, pwrite_write, darray_write};
-static const upcio_op readers[NKINDS] = {upcio_read, mw_read, pwrite_read, darray_read};
+static const upcio_op writers[NKINDS] = {upcio_write,  mw_write,        pwrite_write,
+                                         darray_write, upciocomp_write, asynccomp_write};
+static const upcio_op readers[NKINDS] = {upcio_read,  mw_read,        pwrite_read,
+                                         darray_read, upciocomp_read, asynccomp_read};
 
 static int skipped(const ib_variant *v) {
     return v->param / NBLOCKS != KIND_DARRAY && !pario_backend();

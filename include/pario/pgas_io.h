@@ -59,11 +59,21 @@
  * barrier.
  *
  * ---- Asynchronous calls --------------------------------------------------------
- * At most one per file. The _async call checks and agrees on its arguments and
- * carries out the access (as the io layer's nonblocking collective calls do, the
- * bytes move inside the starting call); fwait_async / ftest_async return its
- * outcome and bytes. Any other call on the file while one is outstanding fails
- * with PARIO_ERR_REQUEST (except fcntl UPC_ASYNC_OUTSTANDING).
+ * At most one per file. The _async call checks and agrees on its arguments,
+ * makes the IN synchronisation, starts the transfer and returns: each rank's
+ * bytes move in the background (the io layer's nonblocking accesses, in the
+ * file's own thread) while the program goes on. Until the call completes the
+ * program must not touch the private buffers, nor the shared array's elements
+ * the call reads or writes. fwait_async completes it: waits for every rank's
+ * bytes, agrees on the outcome (a failure on one rank, of the arguments or of
+ * the transfer, is every rank's code and message), makes the OUT
+ * synchronisation and advances the pointer; ftest_async does the same once
+ * every rank's bytes have moved, else sets *flag = 0. The outcome, argument
+ * errors included, comes from the wait or test; the starting call itself fails
+ * only when a call is already outstanding (PARIO_ERR_REQUEST on every rank,
+ * the outstanding call untouched). Any other call on the file while one is
+ * outstanding fails with PARIO_ERR_REQUEST (except fcntl ASYNC_OUTSTANDING);
+ * fclose completes it first, as fwait_async would, and returns its failure.
  */
 #ifndef PARIO_PGAS_IO_H
 #define PARIO_PGAS_IO_H

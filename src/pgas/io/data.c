@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One data call as the steps below see it. */
-typedef struct pio_call {
-    const char *what;
-    int write;
-    int sync;
-    int use_pointer;   /* reads or writes at the pointer and advances it */
-    int exchange;      /* patterns go to every rank (other ranks own the memory) */
-    uint64_t same[4];  /* arguments every rank passes alike (common pointer) */
-    int nsame;         /* the sync flags are always compared: they decide the barriers */
-    pio_pattern *pats; /* this rank's shared requests */
-    size_t npats;
-    pario_pgas_filevec *own; /* this rank's file entries: the result of a read */
-    size_t nown;
-    pio_job job;
-} pio_call;
-
 static int check_sync(pario_pgas_file *fd, const pio_call *c) {
     int s = c->sync;
     if (!pgas_sync_flags_valid(s))
@@ -148,22 +132,8 @@ static pario_pgas_off requested(const pio_call *c) {
     return n;
 }
 
-/* Agreement, synchronisation, the job, the result. rc is the local checks'. */
-static int run_call(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *bytes) {
-    int nrounds = 0;
+int pio_call_finish(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *bytes) {
     pario_pgas_off result = 0;
-    MPI_Count moved = 0;
-    uint64_t same[5] = {(uint64_t)(unsigned)c->sync};
-    memcpy(same + 1, c->same, (size_t)c->nsame * sizeof *same);
-    rc = pio_agree_same(fd, rc, same, 1 + c->nsame, c->what);
-    if (rc == PARIO_OK && !(c->sync & PARIO_PGAS_IN_NOSYNC))
-        rc = pio_barrier(fd);
-    else if (rc == PARIO_OK)
-        pario_pgas_fence(fd->ctx);
-    if (rc == PARIO_OK)
-        rc = build_job(fd, c, &nrounds);
-    if (rc == PARIO_OK)
-        rc = pio_job_run(fd, &c->job, nrounds, c->write, &moved);
     if (rc == PARIO_OK) {
         result = requested(c);
         if (!c->write)
@@ -179,10 +149,32 @@ static int run_call(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *by
     return rc;
 }
 
+/* Agreement, IN synchronisation, the job; then the access and the end of
+ * the call, or, for an asynchronous call, the start of the access (the
+ * wait ends it). rc is the local checks'. */
+static int run_call(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *bytes) {
+    int nrounds = 0;
+    MPI_Count moved = 0;
+    uint64_t same[5] = {(uint64_t)(unsigned)c->sync};
+    memcpy(same + 1, c->same, (size_t)c->nsame * sizeof *same);
+    rc = pio_agree_same(fd, rc, same, 1 + c->nsame, c->what);
+    if (rc == PARIO_OK && !(c->sync & PARIO_PGAS_IN_NOSYNC))
+        rc = pio_barrier(fd);
+    else if (rc == PARIO_OK)
+        pario_pgas_fence(fd->ctx);
+    if (rc == PARIO_OK)
+        rc = build_job(fd, c, &nrounds);
+    if (c->async)
+        return pio_async_start(fd, c, rc, nrounds);
+    if (rc == PARIO_OK)
+        rc = pio_job_run(fd, &c->job, nrounds, c->write, &moved);
+    return pio_call_finish(fd, c, rc, bytes);
+}
+
 /* ---- local buffers ------------------------------------------------------------------------ */
 
-static int local_call(pario_pgas_file *fd, pio_call *c, void *buffer, size_t size, size_t nmemb,
-                      pario_pgas_off *bytes) {
+int pio_local_call(pario_pgas_file *fd, pio_call *c, void *buffer, size_t size, size_t nmemb,
+                   pario_pgas_off *bytes) {
     uint64_t len = 0;
     int rc = check_call(fd, c);
     if (rc == PARIO_OK && !(fd->flags & PARIO_PGAS_INDIVIDUAL_FP))
@@ -206,7 +198,7 @@ int pario_pgas_fread_local(pario_pgas_file *fd, void *buffer, size_t size, size_
     if (!fd)
         return PARIO_ERR_FILE;
     pio_call c = {.what = "pario_pgas_fread_local", .sync = sync, .use_pointer = 1};
-    return local_call(fd, &c, buffer, size, nmemb, bytes);
+    return pio_local_call(fd, &c, buffer, size, nmemb, bytes);
 }
 
 int pario_pgas_fwrite_local(pario_pgas_file *fd, const void *buffer, size_t size, size_t nmemb,
@@ -214,13 +206,13 @@ int pario_pgas_fwrite_local(pario_pgas_file *fd, const void *buffer, size_t size
     if (!fd)
         return PARIO_ERR_FILE;
     pio_call c = {.what = "pario_pgas_fwrite_local", .write = 1, .sync = sync, .use_pointer = 1};
-    return local_call(fd, &c, (void *)buffer, size, nmemb, bytes);
+    return pio_local_call(fd, &c, (void *)buffer, size, nmemb, bytes);
 }
 
 /* ---- shared buffers ---------------------------------------------------------------------- */
 
-static int shared_call(pario_pgas_file *fd, pio_call *c, pario_pgas_ptr buffer, size_t blocksize,
-                       size_t size, size_t nmemb, pario_pgas_off *bytes) {
+int pio_shared_call(pario_pgas_file *fd, pio_call *c, pario_pgas_ptr buffer, size_t blocksize,
+                    size_t size, size_t nmemb, pario_pgas_off *bytes) {
     uint64_t len = 0, block = 0;
     int common = (fd->flags & PARIO_PGAS_COMMON_FP) != 0;
     int rc = check_call(fd, c);
@@ -252,7 +244,7 @@ int pario_pgas_fread_shared(pario_pgas_file *fd, pario_pgas_ptr buffer, size_t b
     if (!fd)
         return PARIO_ERR_FILE;
     pio_call c = {.what = "pario_pgas_fread_shared", .sync = sync, .use_pointer = 1};
-    return shared_call(fd, &c, buffer, blocksize, size, nmemb, bytes);
+    return pio_shared_call(fd, &c, buffer, blocksize, size, nmemb, bytes);
 }
 
 int pario_pgas_fwrite_shared(pario_pgas_file *fd, pario_pgas_ptr buffer, size_t blocksize,
@@ -260,7 +252,7 @@ int pario_pgas_fwrite_shared(pario_pgas_file *fd, pario_pgas_ptr buffer, size_t 
     if (!fd)
         return PARIO_ERR_FILE;
     pio_call c = {.what = "pario_pgas_fwrite_shared", .write = 1, .sync = sync, .use_pointer = 1};
-    return shared_call(fd, &c, buffer, blocksize, size, nmemb, bytes);
+    return pio_shared_call(fd, &c, buffer, blocksize, size, nmemb, bytes);
 }
 
 /* ---- lists -------------------------------------------------------------------------------- */
@@ -389,8 +381,8 @@ static int check_memvec(pario_pgas_file *fd, pio_call *c, size_t n, const void *
     return PARIO_OK;
 }
 
-static int list_call(pario_pgas_file *fd, pio_call *c, size_t nm, const void *memvec, int shared,
-                     size_t nf, const pario_pgas_filevec *fv, pario_pgas_off *bytes) {
+int pio_list_call(pario_pgas_file *fd, pio_call *c, size_t nm, const void *memvec, int shared,
+                  size_t nf, const pario_pgas_filevec *fv, pario_pgas_off *bytes) {
     uint64_t total = 0;
     int rc = check_call(fd, c);
     if (rc == PARIO_OK)
@@ -411,7 +403,7 @@ static int list_entry(pario_pgas_file *fd, const char *what, int write, size_t n
     if (!fd)
         return PARIO_ERR_FILE;
     pio_call c = {.what = what, .write = write, .sync = sync};
-    return list_call(fd, &c, nm, memvec, shared, nf, fv, bytes);
+    return pio_list_call(fd, &c, nm, memvec, shared, nf, fv, bytes);
 }
 
 int pario_pgas_fread_list_local(pario_pgas_file *fd, size_t nm,

@@ -74,7 +74,7 @@ int pio_agree_same(pario_pgas_file *fd, int rc, const uint64_t *values, int n, c
 }
 
 int pio_check_usable(pario_pgas_file *fd, const char *what) {
-    if (fd->async_outstanding)
+    if (fd->async.outstanding)
         return pio_fail(fd, PARIO_ERR_REQUEST,
                         "%s %s: an asynchronous call is outstanding (wait for it first)", what,
                         fd->name);
@@ -332,8 +332,16 @@ int pario_pgas_fclose(pario_pgas_file **pfd, pario_error *err) {
         return pario_fail(err, PARIO_ERR_FILE, "pario_pgas_fclose: NULL file handle");
     pario_pgas_file *fd = *pfd;
     *pfd = NULL;
+    /* An outstanding asynchronous call is completed first, as fwait_async
+     * would (collective like fclose); its failure is fclose's, on every rank,
+     * and the file is closed all the same. */
+    int pending = fd->async.outstanding ? pio_async_complete(fd, NULL) : PARIO_OK;
     pario_error e = {0};
     int rc = pario_file_close(&fd->fh, &e);
+    if (pending != PARIO_OK) {
+        rc = pending;
+        e = fd->last;
+    }
     if (rc != PARIO_OK && err)
         *err = e;
     free_file(fd);
@@ -478,7 +486,7 @@ static int fcntl_get(pario_pgas_file *fd, int cmd, void *arg, int *result) {
         *result = fd->flags;
         return PARIO_OK;
     case PARIO_PGAS_ASYNC_OUTSTANDING:
-        *result = fd->async_outstanding;
+        *result = fd->async.outstanding;
         return PARIO_OK;
     case PARIO_PGAS_GET_FN:
         *(const char **)arg = fd->name;

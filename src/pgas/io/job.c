@@ -275,3 +275,34 @@ int pio_job_run(pario_pgas_file *fd, pio_job *job, int nrounds, int write, MPI_C
         rc = run_round(fd, r < job->nrounds ? &job->rounds[r] : NULL, fd->empty, write, moved);
     return rc;
 }
+
+/* Hands this rank's part of one round to the io layer's background thread. */
+static int start_round(pario_pgas_file *fd, const pio_round *round, int write,
+                       pario_request **req) {
+    int rc = write ? pario_file_iwrite_at(fd->fh, 0, round->base, round->count, round->memtype, req)
+                   : pario_file_iread_at(fd->fh, 0, round->base, round->count, round->memtype, req);
+    return rc == PARIO_OK ? rc : pio_io_failed(fd, rc);
+}
+
+int pio_job_start(pario_pgas_file *fd, pio_job *job, int nrounds, int write, pario_request **reqs,
+                  int *nreqs) {
+    int mine = reqs
+                   ? PARIO_OK
+                   : pio_fail(fd, PARIO_ERR_NO_MEM, "pgas io %s: no memory for requests", fd->name);
+    *nreqs = 0;
+    for (int r = 0; r < nrounds; r++) {
+        const pio_round *round = r < job->nrounds ? &job->rounds[r] : NULL;
+        /* Collective and agreed: every rank takes every round's view, even
+         * one whose own start failed, so no rank waits for another. */
+        int rc = pario_file_set_view(fd->fh, 0, MPI_BYTE, round ? round->filetype : fd->empty,
+                                     "native", MPI_INFO_NULL);
+        if (rc != PARIO_OK)
+            return pio_io_failed(fd, rc);
+        if (mine == PARIO_OK && round && round->count) {
+            mine = start_round(fd, round, write, &reqs[*nreqs]);
+            if (mine == PARIO_OK)
+                (*nreqs)++;
+        }
+    }
+    return mine;
+}

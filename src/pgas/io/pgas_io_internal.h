@@ -7,24 +7,6 @@
 #include "pario/io.h"
 #include "pario/pgas_io.h"
 
-struct pario_pgas_file {
-    pario_pgas *ctx;
-    pario_file *fh;
-    MPI_Comm comm; /* private duplicate: the agreements of this layer */
-    int rank, nranks;
-    int flags;          /* in effect: fcntl changes the pointer type and CA bits */
-    pario_pgas_off pos; /* this rank's pointer, or its copy of the common one */
-    char *name;
-    pario_pgas_hint *hints; /* the hints in effect (GET_HINTS), strings owned */
-    size_t nhints;
-    int async_outstanding;
-    int async_rc;
-    pario_pgas_off async_bytes;
-    pario_error async_err;
-    MPI_Datatype empty; /* a filetype without data: the view of a rank with nothing to move */
-    pario_error last;
-};
-
 /* A byte range of shared memory in array order and the file offset of its
  * first byte: what one rank asks for, sent to every owner as words. */
 typedef struct pio_pattern {
@@ -71,6 +53,50 @@ typedef struct pio_job {
     int nrounds;
 } pio_job;
 
+/* One data call as the steps of data.c see it. */
+typedef struct pio_call {
+    const char *what;
+    int write;
+    int sync;
+    int async;         /* started by an _async call: completed by fwait/ftest_async */
+    int use_pointer;   /* reads or writes at the pointer and advances it */
+    int exchange;      /* patterns go to every rank (other ranks own the memory) */
+    uint64_t same[4];  /* arguments every rank passes alike (common pointer) */
+    int nsame;         /* the sync flags are always compared: they decide the barriers */
+    pio_pattern *pats; /* this rank's shared requests */
+    size_t npats;
+    pario_pgas_filevec *own; /* this rank's file entries: the result of a read */
+    size_t nown;
+    pio_job job;
+} pio_call;
+
+/* The outstanding asynchronous call of a file: the call (kept for its
+ * result, pointer and OUT synchronisation), the io layer's requests moving
+ * this rank's bytes, and what went wrong on this rank while starting it. */
+typedef struct pio_async {
+    int outstanding; /* the same on every rank */
+    pio_call call;
+    pario_request **reqs;
+    int nreqs;
+    int rc;
+    pario_error err;
+} pio_async;
+
+struct pario_pgas_file {
+    pario_pgas *ctx;
+    pario_file *fh;
+    MPI_Comm comm; /* private duplicate: the agreements of this layer */
+    int rank, nranks;
+    int flags;          /* in effect: fcntl changes the pointer type and CA bits */
+    pario_pgas_off pos; /* this rank's pointer, or its copy of the common one */
+    char *name;
+    pario_pgas_hint *hints; /* the hints in effect (GET_HINTS), strings owned */
+    size_t nhints;
+    pio_async async;
+    MPI_Datatype empty; /* a filetype without data: the view of a rank with nothing to move */
+    pario_error last;
+};
+
 /* ---- errors and agreement (file.c) ---- */
 int pio_fail(pario_pgas_file *fd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -109,5 +135,35 @@ int pio_job_prepare(pario_pgas_file *fd, pio_job *job);
 /* Carries out the job: nrounds >= job->nrounds collective accesses, the same
  * number on every rank; *moved gets the bytes the io layer moved. */
 int pio_job_run(pario_pgas_file *fd, pio_job *job, int nrounds, int write, MPI_Count *moved);
+/* Starts the job in the background: the same nrounds views on every rank,
+ * each round's access handed to the io layer's nonblocking calls (reqs has
+ * room for nrounds requests; *nreqs gets how many were started). A set_view
+ * waits for the requests of earlier rounds. Returns the first failure: an
+ * agreed one (set_view) or this rank's own (the start of a request). */
+int pio_job_start(pario_pgas_file *fd, pio_job *job, int nrounds, int write, pario_request **reqs,
+                  int *nreqs);
+
+/* ---- data calls (data.c) ---- */
+/* The end of a data call once its bytes have moved (rc agreed on every
+ * rank): the result (reads: the bytes before end of file), the OUT
+ * synchronisation, the pointer; frees the call. */
+int pio_call_finish(pario_pgas_file *fd, pio_call *c, int rc, pario_pgas_off *bytes);
+/* The data calls after their entry: c names the call and its direction,
+ * sync flags, pointer use and whether it is asynchronous (bytes unused). */
+int pio_local_call(pario_pgas_file *fd, pio_call *c, void *buffer, size_t size, size_t nmemb,
+                   pario_pgas_off *bytes);
+int pio_shared_call(pario_pgas_file *fd, pio_call *c, pario_pgas_ptr buffer, size_t blocksize,
+                    size_t size, size_t nmemb, pario_pgas_off *bytes);
+/* shared: memvec is pario_pgas_shared_memvec[], else pario_pgas_local_memvec[]. */
+int pio_list_call(pario_pgas_file *fd, pio_call *c, size_t nm, const void *memvec, int shared,
+                  size_t nf, const pario_pgas_filevec *fv, pario_pgas_off *bytes);
+
+/* ---- asynchronous calls (async.c) ---- */
+/* Keeps the call c (agreed and built up to its job when rc is PARIO_OK) as
+ * fd's outstanding call and starts its bytes moving; its outcome is the
+ * wait's. */
+int pio_async_start(pario_pgas_file *fd, pio_call *c, int rc, int nrounds);
+/* Completes fd's outstanding call (collective): its agreed code, *bytes. */
+int pio_async_complete(pario_pgas_file *fd, pario_pgas_off *bytes);
 
 #endif
