@@ -42,9 +42,29 @@ class TraceError(Exception):
 
 # ---- reading --------------------------------------------------------------------
 
+# Event flag: a logical call whose one physical request (same offset and bytes)
+# is carried in the same event, as two more fields: its start and its seconds.
+FOLDED = 1 << 6
+
+
+def unfold_events(events):
+    """The event log with every folded call as two events: the call (layer 0) and
+    its physical request (layer 1, pread or pwrite, as the direction)."""
+    out = []
+    for e in events:
+        if len(e) > 9 and e[7] & FOLDED:
+            rank, _, op, t, dur, off, nbytes, flags, view, pt, pdur = e[:11]
+            out.append([rank, 0, op, t, dur, off, nbytes, flags & ~FOLDED, view])
+            out.append([rank, 1, op, pt, pdur, off, nbytes, 0, -1])
+        else:
+            out.append(e)
+    return out
+
+
 def with_siblings(path, doc):
     """Files written by other processes (PATH.<world rank>) and the ranks' parts
-    of files left open at MPI_Finalize (PATH.open.<world rank>) join the document."""
+    of files left open at MPI_Finalize (PATH.open.<world rank>) join the document;
+    folded events are unfolded."""
     doc = dict(doc)
     files = list(doc.get("files", []))
     for sib in sorted(Path(path).parent.glob(Path(path).name + ".*")):
@@ -53,7 +73,7 @@ def with_siblings(path, doc):
                 files += json.loads(sib.read_text()).get("files", [])
             except (OSError, json.JSONDecodeError):
                 continue
-    doc["files"] = files
+    doc["files"] = [dict(f, events=unfold_events(f.get("events", []))) for f in files]
     return doc
 
 
