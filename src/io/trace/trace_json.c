@@ -86,16 +86,34 @@ static void put(io_trace_text *b, const char *s) {
     put_bytes(b, s, strlen(s));
 }
 
-/* Decimal digits of v at p; the end. */
+/* "00" to "99": numbers are written two digits at a time. */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "6263646566676869707172737475767778798081828384858687888990919293"
+                                  "949596979899";
+
+/* How many decimal digits v has. */
+static int decimal_len(uint64_t v) {
+    int n = 1;
+    for (; v >= 10000; v /= 10000)
+        n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Decimal digits of v at p, written from the last one back; the end. */
 static char *digits_u64(char *p, uint64_t v) {
-    char d[20];
-    int n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n > 0)
-        *p++ = d[--n];
-    return p;
+    char *end = p + decimal_len(v), *q = end;
+    while (v >= 100) {
+        uint64_t r = v % 100;
+        v /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, digit_pairs + 2 * v, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
 }
 
 static char *digits_i64(char *p, int64_t v) {
@@ -104,6 +122,18 @@ static char *digits_i64(char *p, int64_t v) {
         return digits_u64(p, -(uint64_t)v);
     }
     return digits_u64(p, (uint64_t)v);
+}
+
+/* Exactly 9 digits of f (< 10^9), leading zeros kept. */
+static char *digits_nine(char *p, uint32_t f) {
+    *p++ = (char)('0' + f / 100000000u);
+    f %= 100000000u;
+    uint32_t hi = f / 10000u, lo = f % 10000u;
+    memcpy(p, digit_pairs + 2 * (hi / 100u), 2);
+    memcpy(p + 2, digit_pairs + 2 * (hi % 100u), 2);
+    memcpy(p + 4, digit_pairs + 2 * (lo / 100u), 2);
+    memcpy(p + 6, digit_pairs + 2 * (lo % 100u), 2);
+    return p + 8;
 }
 
 /* Seconds with 9 decimals, as "%.9f" prints them. */
@@ -115,10 +145,7 @@ static char *digits_seconds(char *p, double s) {
     uint64_t ns = (uint64_t)(s * 1e9 + 0.5);
     p = digits_u64(p, ns / 1000000000u);
     *p++ = '.';
-    uint64_t frac = ns % 1000000000u;
-    for (int i = 8; i >= 0; i--, frac /= 10)
-        p[i] = (char)('0' + frac % 10);
-    return p + 9;
+    return digits_nine(p, (uint32_t)(ns % 1000000000u));
 }
 
 static void put_int(io_trace_text *b, int64_t v) {
