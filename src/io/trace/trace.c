@@ -7,7 +7,11 @@
  * at open before the file is used and cleared at close after its last
  * call (background threads have been joined by then). Each trace has its
  * own mutex: the program's thread, the nonblocking thread, the pipelined
- * two-phase thread and the kept-write flusher may record at once. */
+ * two-phase thread and the kept-write flusher may record at once.
+ * in_call (one per thread) is the traced blocking call the thread is in, set
+ * by io_trace_begin and put back by io_trace_call: the storage call it makes
+ * hands its first plain request to it rather than taking the lock, and the
+ * call records both under the lock once. */
 #include "io/trace/trace.h"
 
 #include <math.h>
@@ -21,6 +25,7 @@
 
 atomic_int io_trace_open_files;
 static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
+static _Thread_local io_trace_inflight *in_call __attribute__((tls_model("initial-exec")));
 
 /* The trace of a rank that could not allocate its own: it still takes part
  * in the merge at close (the ranks' collective calls must match), with an
@@ -200,21 +205,40 @@ static int view_index(io_trace *t, const io_view *v) {
     return (int)r->nviews++;
 }
 
-/* Whether the log's last event is the one physical request of a blocking
- * call that started at t0 and moved `bytes` at `off` in direction d (t->lock
- * held): a plain pread/pwrite, recorded since t0, at the same place and of
- * the same size. Such a request is kept in the call's event. */
-static io_trace_event *folding_target(io_trace *t, int d, int64_t off, int64_t bytes, double t0) {
-    if (t->rec.nevents == 0 || bytes <= 0)
-        return NULL;
-    io_trace_event *e = &t->events[t->rec.nevents - 1];
-    int same = e->layer == 1 && e->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && e->flags == 0 &&
-               e->off == off && e->bytes == bytes && e->t >= t0;
-    return same ? e : NULL;
+double io_trace_begin(pario_file *fh, io_trace_inflight *in) {
+    io_trace *t = fh->trace;
+    if (!t || !t->events)
+        return 0.0;
+    *in = (io_trace_inflight){.t = t, .outer = in_call};
+    in_call = in;
+    return io_trace_now();
+}
+
+/* Records the request a call kept (t->lock held): counted as every storage
+ * call is; 1 when it is the call's own, one for one (its direction, offset
+ * and bytes), so the call's event carries it. */
+static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, int64_t off,
+                               int64_t bytes) {
+    stat_add(t, &t->rec.phys[in->op], in->off, in->bytes, in->dur);
+    t->rec.storage_time_in_calls += in->dur;
+    if (in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off && in->bytes == bytes &&
+        bytes > 0)
+        return 1;
+    io_trace_event e = {.t = in->start,
+                        .off = in->off,
+                        .bytes = in->bytes,
+                        .dur = (float)in->dur,
+                        .layer = 1,
+                        .op = (int8_t)in->op,
+                        .view = -1};
+    event_add(t, &e);
+    return 0;
 }
 
 void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, int64_t pos,
-                   int64_t bytes, int rc, double t0) {
+                   int64_t bytes, int rc, double t0, io_trace_inflight *in) {
+    if (in)
+        in_call = in->outer;
     io_trace *t = fh->trace;
     if (!t || !t->events)
         return;
@@ -241,16 +265,30 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
                         .layer = 0,
                         .op = (int8_t)d,
                         .view = (int8_t)vi};
-    io_trace_event *phys = nonblocking ? NULL : folding_target(t, d, off, bytes, e.t);
-    if (phys) {
+    if (in && in->has && record_kept_request(t, in, d, off, bytes)) {
         e.flags |= IO_TRACE_FOLDED;
-        e.phys_lag = (float)(phys->t - e.t);
-        e.phys_dur = phys->dur;
-        *phys = e;
-    } else {
-        event_add(t, &e);
+        e.phys_lag = (float)(in->start - e.t);
+        e.phys_dur = (float)in->dur;
     }
+    event_add(t, &e);
     pthread_mutex_unlock(&t->lock);
+}
+
+/* Keeps a plain request in the traced call this thread is in, when it is
+ * the call's first and of its file; 0 when it is to be recorded apart. */
+static int keep_in_call(const io_trace *t, int op, int flags, int64_t off, int64_t bytes, double t0,
+                        double now) {
+    io_trace_inflight *in = in_call;
+    if (!in || in->t != t || in->has || flags != 0 || bytes < 0 ||
+        (op != IO_TRACE_PREAD && op != IO_TRACE_PWRITE))
+        return 0;
+    in->has = 1;
+    in->op = op;
+    in->off = off;
+    in->bytes = bytes;
+    in->start = t0;
+    in->dur = now - t0;
+    return 1;
 }
 
 void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0) {
@@ -258,6 +296,8 @@ void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double 
     if (!t)
         return;
     double now = io_trace_now();
+    if (keep_in_call(t, op, flags, off, bytes, t0, now))
+        return;
     pthread_mutex_lock(&t->lock);
     stat_add(t, &t->rec.phys[op], off, bytes, now - t0);
     t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;

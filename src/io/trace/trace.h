@@ -144,10 +144,29 @@ void io_trace_close(struct pario_file *fh);
  * this rank writes its own part of the trace (trace_json.c). */
 void io_trace_finalize(struct pario_file *fh);
 
+/* A blocking call being traced on this thread. Its first plain pread or
+ * pwrite is kept here instead of taking the trace's lock on its own, and is
+ * recorded with the call, in the call's event when it is at the call's
+ * offset and of its bytes (IO_TRACE_FOLDED). */
+typedef struct io_trace_inflight {
+    io_trace *t;
+    struct io_trace_inflight *outer; /* the call this thread was in before (none: NULL) */
+    int has;                         /* a request is kept */
+    int op;                          /* IO_TRACE_PREAD or IO_TRACE_PWRITE */
+    int64_t off, bytes;
+    double start, dur;
+} io_trace_inflight;
+
+/* Starts tracing a blocking call on fh: its start time, 0 when fh is not
+ * traced (then nothing else is to be done). Otherwise io_trace_call(...,
+ * in) must follow on this thread. */
+double io_trace_begin(struct pario_file *fh, io_trace_inflight *in);
+
 /* Logical layer: a read or write call that started at t0 moved `bytes`
- * from stream position pos. */
+ * from stream position pos; in is its io_trace_begin's (NULL for a call
+ * recorded when it is posted, before its storage requests). */
 void io_trace_call(struct pario_file *fh, const struct rw_call *c, int coll, int nonblocking,
-                   int64_t pos, int64_t bytes, int rc, double t0);
+                   int64_t pos, int64_t bytes, int rc, double t0, io_trace_inflight *in);
 
 /* Physical layer, from sys.c and the driver's locks: one call on fd. */
 void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0);
