@@ -205,9 +205,8 @@ static int view_index(io_trace *t, const io_view *v) {
     return (int)r->nviews++;
 }
 
-double io_trace_begin(pario_file *fh, io_trace_inflight *in) {
-    io_trace *t = fh->trace;
-    if (!t || !t->events)
+double io_trace_enter(io_trace *t, io_trace_inflight *in) {
+    if (!t->events)
         return 0.0;
     *in = (io_trace_inflight){.t = t, .outer = in_call};
     in_call = in;

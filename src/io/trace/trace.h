@@ -157,10 +157,13 @@ typedef struct io_trace_inflight {
     double start, dur;
 } io_trace_inflight;
 
-/* Starts tracing a blocking call on fh: its start time, 0 when fh is not
- * traced (then nothing else is to be done). Otherwise io_trace_call(...,
- * in) must follow on this thread. */
-double io_trace_begin(struct pario_file *fh, io_trace_inflight *in);
+/* Starts tracing a blocking call on a file whose trace is t: its start
+ * time, 0 when the file is not traced (t NULL: one test, nothing else to
+ * do). Otherwise io_trace_call(..., in) must follow on this thread. */
+double io_trace_enter(io_trace *t, io_trace_inflight *in);
+static inline double io_trace_begin(io_trace *t, io_trace_inflight *in) {
+    return __builtin_expect(t != 0, 0) ? io_trace_enter(t, in) : 0.0;
+}
 
 /* Logical layer: a read or write call that started at t0 moved `bytes`
  * from stream position pos; in is its io_trace_begin's (NULL for a call
