@@ -42,9 +42,92 @@ class TraceError(Exception):
 
 # ---- reading --------------------------------------------------------------------
 
+# Event flag: a logical call whose one physical request (same offset and bytes)
+# is carried in the same event, as two more fields: its start and its seconds.
+FOLDED = 1 << 6
+
+
+def unfold_events(events):
+    """The event log with every folded call as two events: the call (layer 0) and
+    its physical request (layer 1, pread or pwrite, as the direction)."""
+    out = []
+    for e in events:
+        if len(e) > 9 and e[7] & FOLDED:
+            rank, _, op, t, dur, off, nbytes, flags, view, pt, pdur = e[:11]
+            out.append([rank, 0, op, t, dur, off, nbytes, flags & ~FOLDED, view])
+            out.append([rank, 1, op, pt, pdur, off, nbytes, 0, -1])
+        else:
+            out.append(e)
+    return out
+
+
+# Two-phase fields that are the same on every rank: merged as the maximum.
+SAME_ON_EVERY_RANK = ("calls", "cycle_bytes", "cycles")
+
+
+def merge_value(key, a, b, within=""):
+    """Two ranks' values of one record field, merged as the library merges them."""
+    if isinstance(a, dict):
+        return {k: merge_value(k, a[k], b.get(k, a[k]), key) for k in a}
+    if key == "views":
+        return []
+    if isinstance(a, list):
+        n = max(len(a), len(b))
+        return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n)]
+    if key == "first":
+        return min(x for x in (a, b) if x >= 0) if max(a, b) >= 0 else -1
+    if key in ("end", "domain_max") or (within == "twophase" and key in SAME_ON_EVERY_RANK):
+        return max(a, b)
+    return a + b
+
+
+def merge_unclosed_parts(parts):
+    """One file left open at MPI_Finalize, from its ranks' parts (each written
+    alone, events timed from its own open): one entry with every part's
+    record as its rank's, the totals merged, the events on one time line."""
+    parts = sorted(parts, key=lambda f: f["unclosed_rank"])
+    t_open = min(p["t_open"] for p in parts)
+    t_close = max(p["t_close"] for p in parts)
+    total = parts[0]["total"]
+    for p in parts[1:]:
+        total = merge_value("total", total, p["total"])
+    total["time"]["open"] = t_close - t_open
+    events = []  # each part's rank is its place in the merged entry (unclosed_ranks)
+    for rank, p in enumerate(parts):
+        shift = p["t_open"] - t_open
+        for e in p.get("events", []):
+            e = [rank] + list(e[1:])
+            e[3] += shift
+            if len(e) > 9:
+                e[9] += shift
+            events.append(e)
+    return dict(parts[0], nranks=len(parts), unclosed_rank=-1,
+                unclosed_ranks=[p["unclosed_rank"] for p in parts], t_open=t_open,
+                t_close=t_close, total=total, ranks=[p["ranks"][0] for p in parts],
+                events=events)
+
+
+def merge_unclosed(files):
+    """Entries of the ranks' parts of a file left open (unclosed_rank >= 0) merged
+    into one per file: parts of the same path join while their ranks differ."""
+    out, open_parts = [], {}
+    for f in files:
+        r = f.get("unclosed_rank", -1)
+        if r < 0:
+            out.append(f)
+            continue
+        group = open_parts.get(f["path"])
+        if group is None or r in {p["unclosed_rank"] for p in group}:
+            group = open_parts[f["path"]] = []
+            out.append(group)
+        group.append(f)
+    return [merge_unclosed_parts(x) if isinstance(x, list) else x for x in out]
+
+
 def with_siblings(path, doc):
     """Files written by other processes (PATH.<world rank>) and the ranks' parts
-    of files left open at MPI_Finalize (PATH.open.<world rank>) join the document."""
+    of files left open at MPI_Finalize (PATH.open.<world rank>, merged into one
+    entry per file) join the document; folded events are unfolded."""
     doc = dict(doc)
     files = list(doc.get("files", []))
     for sib in sorted(Path(path).parent.glob(Path(path).name + ".*")):
@@ -53,7 +136,8 @@ def with_siblings(path, doc):
                 files += json.loads(sib.read_text()).get("files", [])
             except (OSError, json.JSONDecodeError):
                 continue
-    doc["files"] = files
+    files = [dict(f, events=unfold_events(f.get("events", []))) for f in files]
+    doc["files"] = merge_unclosed(files)
     return doc
 
 
@@ -254,14 +338,23 @@ def stat_row(layer, kind, s):
             f"{s['time']:.6f} | {s['failed']} |")
 
 
+def left_open(f):
+    """What the report says of a file left open at MPI_Finalize."""
+    if f.get("unclosed_ranks"):
+        ranks = ", ".join(str(r) for r in f["unclosed_ranks"])
+        return f" Left open at MPI_Finalize: the parts of ranks {ranks}, merged."
+    if f.get("unclosed_rank", -1) >= 0:
+        return f" Left open at MPI_Finalize: rank {f['unclosed_rank']}'s part alone."
+    return ""
+
+
 def file_markdown(f):
     t = f["total"]
     lines = [f"### `{f['path']}`", "",
              f"{f['nranks']} ranks on {f['nnodes']} node(s), stripe unit {f['stripe_unit']:,} B, "
              f"open {t['time']['open']:.6f} s (slowest rank to last close). "
              f"Collective routes: {f['routes'] or 'none'}." +
-             (f" Left open at MPI_Finalize: rank {f['unclosed_rank']}'s part alone."
-              if f.get("unclosed_rank", -1) >= 0 else ""), "",
+             left_open(f), "",
              "| layer | kind | calls | bytes | mean | seconds (all ranks) | failed |",
              "|---|---|---:|---:|---:|---:|---:|"]
     for d in DIRS:

@@ -115,9 +115,14 @@ def check_unclosed(args):
     with open(trace, "w") as f:  # an empty run document beside the parts
         json.dump({"kind": "pario-trace", "version": 1, "files": []}, f)
     md = pario(args, "report", trace)
-    if md.count("Left open at MPI_Finalize") != args.np:
-        raise Failure("the report does not show every rank's part:\n" + md)
-    print(f"ok  unclosed: {args.np} ranks' parts written at MPI_Finalize and reported")
+    ranks = ", ".join(str(r) for r in range(args.np))
+    merged = f"Left open at MPI_Finalize: the parts of ranks {ranks}, merged."
+    if md.count("Left open at MPI_Finalize") != 1 or merged not in md:
+        raise Failure("the report does not show the ranks' parts as one file:\n" + md)
+    row = f"| logical | write (indep {args.np}) | {args.np:,} | {args.np * per_rank:,} |"
+    if row not in md:
+        raise Failure(f"the merged file lacks the row {row}:\n" + md)
+    print(f"ok  unclosed: {args.np} ranks' parts written at MPI_Finalize, reported as one file")
 
 
 def screenshot_blank(png):

@@ -23,6 +23,9 @@ import sys
 
 from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_traced
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from pario_trace import FOLDED, unfold_events  # noqa: E402
+
 N = 16  # coll3d edge: 16^3 doubles, 32 KiB
 IOR_XFER = 4096
 IOR_PER_RANK = 16 * IOR_XFER
@@ -153,6 +156,8 @@ def ior_variant(args, variant):
         for r in range(p):
             check(f"{variant} rank {r} pwrite", phys(wfile, "pwrite", r), (n, n * IOR_XFER))
             check(f"{variant} rank {r} pread", phys(rfile, "pread", r), (n, n * IOR_XFER))
+        for f, op in ((wfile, 1), (rfile, 0)):
+            check_folded_events(variant, f, op, p, n)
         return
     # collective on one node: kept writes merge the ranks' transfers into
     # longer runs (fewer requests, every byte once); reads are each rank's own
@@ -165,6 +170,29 @@ def ior_variant(args, variant):
     check(f"{variant} read route own", routes(rfile)["own_read"], n)
     for r in range(p):
         check(f"{variant} rank {r} pread", phys(rfile, "pread", r), (n, n * IOR_XFER))
+
+
+def check_folded_events(variant, f, op, p, n):
+    """Each independent 4 KiB call made one request at its own offset and of its
+    own bytes: the log holds one event per call carrying both layers, and the
+    reader gives back both, at the same places."""
+    raw = f["events"]
+    for r in range(p):
+        mine = [e for e in raw if e[0] == r]
+        folded = [e for e in mine if e[7] & FOLDED and len(e) == 11]
+        check(f"{variant} rank {r} events in the log ({'write' if op else 'read'})",
+              (len(mine), len(folded)), (n, n))
+        if f["ranks"][r]["events"] != n:
+            raise Failure(f"{variant} rank {r}: record counts {f['ranks'][r]['events']} events")
+    events = unfold_events(raw)
+    for r in range(p):
+        calls = sorted((e[5], e[6]) for e in events if e[0] == r and e[1] == 0 and e[2] == op)
+        reqs = sorted((e[5], e[6]) for e in events if e[0] == r and e[1] == 1 and e[2] == op)
+        check(f"{variant} rank {r} unfolded requests = calls", reqs, calls)
+    slack = 2e-6  # times are printed to the nanosecond from float durations
+    for e in raw:
+        if not e[3] - slack <= e[9] and e[9] + e[10] <= e[3] + e[4] + slack:
+            raise Failure(f"{variant}: a request outside the time of its call: {e}")
 
 
 def hdf5_case(args):

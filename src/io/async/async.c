@@ -185,7 +185,7 @@ int io_rw_start(pario_file *fh, const rw_call *c, void *buf, MPI_Count count, MP
     if (rc != PARIO_OK)
         return io_file_result(fh, rc);
     io_trace_call(fh, c, 0, 1, r->pos, (int64_t)count * mt->size, PARIO_OK,
-                  io_trace_clock(fh->trace));
+                  io_trace_clock(fh->trace), NULL);
     if (!c->explicit_offset) /* the pointer moves by the amount requested, now */
         fh->fp += (int64_t)count * mt->size / fh->view.etype_size;
     request_submit(fh, r);

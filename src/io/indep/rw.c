@@ -89,7 +89,8 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
     if (io_datarep_applies(fh, type)) /* non-native view: convert, then come back as bytes */
         return io_datarep_rw_independent(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
-    double t0 = io_trace_clock(fh->trace);
+    io_trace_inflight traced;
+    double t0 = io_trace_begin(fh->trace, &traced);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
@@ -97,7 +98,7 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
     if (rc == PARIO_OK)
         rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
     if (t0 != 0.0)
-        io_trace_call(fh, c, 0, 0, rw_start(fh, c), moved, rc, t0);
+        io_trace_call(fh, c, 0, 0, rw_start(fh, c), moved, rc, t0, &traced);
     rw_advance(fh, c, moved);
     if (bytes)
         *bytes = moved;
@@ -109,12 +110,13 @@ int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count coun
     if (io_datarep_applies(fh, type)) /* non-native view: convert, then come back as bytes */
         return io_datarep_rw_collective(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
-    double t0 = io_trace_clock(fh->trace);
+    io_trace_inflight traced;
+    double t0 = io_trace_begin(fh->trace, &traced);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     rc = io_coll_access(fh, rc, c->write, rw_start(fh, c), buf, count, type, &moved);
     if (t0 != 0.0)
-        io_trace_call(fh, c, 1, 0, rw_start(fh, c), moved, rc, t0);
+        io_trace_call(fh, c, 1, 0, rw_start(fh, c), moved, rc, t0, &traced);
     rw_advance(fh, c, moved);
     if (bytes)
         *bytes = moved;

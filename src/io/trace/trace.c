@@ -7,9 +7,14 @@
  * at open before the file is used and cleared at close after its last
  * call (background threads have been joined by then). Each trace has its
  * own mutex: the program's thread, the nonblocking thread, the pipelined
- * two-phase thread and the kept-write flusher may record at once. */
+ * two-phase thread and the kept-write flusher may record at once.
+ * in_call (one per thread) is the traced blocking call the thread is in, set
+ * by io_trace_begin and put back by io_trace_call: the storage call it makes
+ * hands its first plain request to it rather than taking the lock, and the
+ * call records both under the lock once. */
 #include "io/trace/trace.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +25,7 @@
 
 atomic_int io_trace_open_files;
 static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
+static _Thread_local io_trace_inflight *in_call __attribute__((tls_model("initial-exec")));
 
 /* The trace of a rank that could not allocate its own: it still takes part
  * in the merge at close (the ranks' collective calls must match), with an
@@ -74,6 +80,7 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
     for (int o = 0; o < IO_TRACE_PHYS_OPS; o++)
         stat_reset(&t->rec.phys[o]);
     t->unit = fh->hints.striping_unit > 0 ? fh->hints.striping_unit : IO_TRACE_PAGE;
+    t->unit_mask = (t->unit & (t->unit - 1)) == 0 ? t->unit - 1 : -1;
     t->rec.t_open = io_trace_now();
     return t;
 }
@@ -106,16 +113,23 @@ void io_trace_open(pario_file *fh, MPI_Info info) {
     atomic_fetch_add(&io_trace_open_files, 1);
 }
 
+/* The log2 class of a request of `bytes` (see IO_TRACE_HIST). */
 static int size_class(int64_t bytes) {
-    int b = 0;
-    while (bytes > 0 && b < IO_TRACE_HIST - 1) {
-        bytes >>= 1;
-        b++;
-    }
-    return b;
+    if (bytes <= 0)
+        return 0;
+    int b = 64 - __builtin_clzll((unsigned long long)bytes);
+    return b < IO_TRACE_HIST - 1 ? b : IO_TRACE_HIST - 1;
 }
 
-static void stat_add(io_trace_stat *s, int64_t unit, int64_t off, int64_t bytes, double dur) {
+/* Whether off and bytes are both multiples of the trace's stripe unit (a
+ * mask when the unit is a power of two: no division on every request). */
+static int unit_aligned(const io_trace *t, int64_t off, int64_t bytes) {
+    if (t->unit_mask >= 0)
+        return ((off | bytes) & t->unit_mask) == 0;
+    return off % t->unit == 0 && bytes % t->unit == 0;
+}
+
+static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
     s->calls++;
     s->time += dur;
     if (bytes < 0) {
@@ -124,8 +138,8 @@ static void stat_add(io_trace_stat *s, int64_t unit, int64_t off, int64_t bytes,
     }
     s->bytes += bytes;
     s->hist[size_class(bytes)]++;
-    s->aligned_unit += off % unit == 0 && bytes % unit == 0;
-    s->aligned_page += off % IO_TRACE_PAGE == 0 && bytes % IO_TRACE_PAGE == 0;
+    s->aligned_unit += unit_aligned(t, off, bytes);
+    s->aligned_page += ((off | bytes) & (IO_TRACE_PAGE - 1)) == 0;
     if (s->first < 0 || off < s->first)
         s->first = off;
     if (off + bytes > s->end)
@@ -191,8 +205,39 @@ static int view_index(io_trace *t, const io_view *v) {
     return (int)r->nviews++;
 }
 
+double io_trace_enter(io_trace *t, io_trace_inflight *in) {
+    if (!t->events)
+        return 0.0;
+    *in = (io_trace_inflight){.t = t, .outer = in_call};
+    in_call = in;
+    return io_trace_now();
+}
+
+/* Records the request a call kept (t->lock held): counted as every storage
+ * call is; 1 when it is the call's own, one for one (its direction, offset
+ * and bytes), so the call's event carries it. */
+static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, int64_t off,
+                               int64_t bytes) {
+    stat_add(t, &t->rec.phys[in->op], in->off, in->bytes, in->dur);
+    t->rec.storage_time_in_calls += in->dur;
+    if (in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off && in->bytes == bytes &&
+        bytes > 0)
+        return 1;
+    io_trace_event e = {.t = in->start,
+                        .off = in->off,
+                        .bytes = in->bytes,
+                        .dur = (float)in->dur,
+                        .layer = 1,
+                        .op = (int8_t)in->op,
+                        .view = -1};
+    event_add(t, &e);
+    return 0;
+}
+
 void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, int64_t pos,
-                   int64_t bytes, int rc, double t0) {
+                   int64_t bytes, int rc, double t0, io_trace_inflight *in) {
+    if (in)
+        in_call = in->outer;
     io_trace *t = fh->trace;
     if (!t || !t->events)
         return;
@@ -205,16 +250,44 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
                 (nonblocking ? IO_TRACE_NONBLOCKING : 0) | (noncontig ? IO_TRACE_NONCONTIG : 0) |
                 (rc != PARIO_OK ? IO_TRACE_FAILED : 0);
     pthread_mutex_lock(&t->lock);
-    stat_add(&t->rec.logical[d], t->unit, off, bytes, now - t0);
+    stat_add(t, &t->rec.logical[d], off, bytes, now - t0);
     t->rec.kinds[d][(coll ? 1 : 0) + (nonblocking ? 2 : 0)]++;
     t->rec.noncontig[d] += noncontig;
     int vi = view_index(t, &fh->view);
     if (vi >= 0)
         t->rec.views[vi].calls++;
-    io_trace_event e = {
-        now - t0 > 0 ? t0 : now, (float)(now - t0), 0, (int8_t)d, (int16_t)flags, vi, off, bytes};
+    io_trace_event e = {.t = now - t0 > 0 ? t0 : now,
+                        .off = off,
+                        .bytes = bytes,
+                        .dur = (float)(now - t0),
+                        .flags = (int16_t)flags,
+                        .layer = 0,
+                        .op = (int8_t)d,
+                        .view = (int8_t)vi};
+    if (in && in->has && record_kept_request(t, in, d, off, bytes)) {
+        e.flags |= IO_TRACE_FOLDED;
+        e.phys_lag = (float)(in->start - e.t);
+        e.phys_dur = (float)in->dur;
+    }
     event_add(t, &e);
     pthread_mutex_unlock(&t->lock);
+}
+
+/* Keeps a plain request in the traced call this thread is in, when it is
+ * the call's first and of its file; 0 when it is to be recorded apart. */
+static int keep_in_call(const io_trace *t, int op, int flags, int64_t off, int64_t bytes, double t0,
+                        double now) {
+    io_trace_inflight *in = in_call;
+    if (!in || in->t != t || in->has || flags != 0 || bytes < 0 ||
+        (op != IO_TRACE_PREAD && op != IO_TRACE_PWRITE))
+        return 0;
+    in->has = 1;
+    in->op = op;
+    in->off = off;
+    in->bytes = bytes;
+    in->start = t0;
+    in->dur = now - t0;
+    return 1;
 }
 
 void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0) {
@@ -222,18 +295,20 @@ void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double 
     if (!t)
         return;
     double now = io_trace_now();
+    if (keep_in_call(t, op, flags, off, bytes, t0, now))
+        return;
     pthread_mutex_lock(&t->lock);
-    stat_add(&t->rec.phys[op], t->unit, off, bytes, now - t0);
+    stat_add(t, &t->rec.phys[op], off, bytes, now - t0);
     t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;
     t->rec.storage_time_in_calls += now - t0;
-    io_trace_event e = {t0,
-                        (float)(now - t0),
-                        1,
-                        (int8_t)op,
-                        (int16_t)(flags | (bytes < 0 ? IO_TRACE_FAILED : 0)),
-                        -1,
-                        off,
-                        bytes < 0 ? 0 : bytes};
+    io_trace_event e = {.t = t0,
+                        .off = off,
+                        .bytes = bytes < 0 ? 0 : bytes,
+                        .dur = (float)(now - t0),
+                        .flags = (int16_t)(flags | (bytes < 0 ? IO_TRACE_FAILED : 0)),
+                        .layer = 1,
+                        .op = (int8_t)op,
+                        .view = -1};
     event_add(t, &e);
     pthread_mutex_unlock(&t->lock);
 }
@@ -276,34 +351,63 @@ void io_trace_exchange(io_trace *t, int64_t bytes, double t0) {
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Gathers every rank's record and events on rank 0 (nothing there when the
- * gathers fail: the trace is lost, the file is not). */
+/* The earliest open of the file's ranks, and whether rank 0 can take the
+ * ranks' records (one allreduce; a rank without a trace counts as opening
+ * last). 0 when the trace cannot be merged. */
+static int agree_start(pario_file *fh, const io_trace *t, int root_ready, double *t0) {
+    double v[2] = {t->events ? t->rec.t_open : HUGE_VAL, fh->rank == 0 ? root_ready : 1};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MIN, fh->comm) != MPI_SUCCESS)
+        return 0;
+    *t0 = v[0];
+    return v[1] > 0;
+}
+
+/* Rank 0's room for every rank's formatted events after its own (which
+ * mine holds: the gather leaves them in place), with the counts and
+ * displacements of the gather; NULL when memory runs out. */
+static char *events_room(io_trace_text *mine, const io_trace_part *parts, int n, int *counts,
+                         int *displs) {
+    int64_t total = 0;
+    for (int r = 0; r < n; r++) {
+        counts[r] = (int)parts[r].events_len;
+        displs[r] = (int)total;
+        total += parts[r].events_len;
+    }
+    if (total >= INT32_MAX || !io_trace_text_reserve(mine, (size_t)(total - parts[0].events_len)))
+        return NULL;
+    return mine->s;
+}
+
+/* Gathers every rank's record and formatted events on rank 0, which writes
+ * the file's entry. Each rank formats its own events (in parallel, not all
+ * on rank 0), so the merge is: an allreduce (the common time origin), a
+ * gather of the records, rank 0's word that it has room, and a gather of the
+ * texts. Nothing is written when memory runs out somewhere: the trace is
+ * lost, the file is not. */
 static void merge_and_write(pario_file *fh, io_trace *t) {
     int n = fh->nranks, root = fh->rank == 0;
-    io_trace_rec *recs = root ? malloc((size_t)n * sizeof *recs) : NULL;
-    int *counts = root ? calloc((size_t)n, sizeof *counts) : NULL;
-    int *displs = root ? calloc((size_t)n, sizeof *displs) : NULL;
-    int ok = !root || (recs && counts && displs && t->events);
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, fh->comm);
-    int mine = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event)), total = 0;
-    if (ok)
-        ok = MPI_Gather(&t->rec, (int)sizeof t->rec, MPI_BYTE, recs, (int)sizeof t->rec, MPI_BYTE,
-                        0, fh->comm) == MPI_SUCCESS &&
-             MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, fh->comm) == MPI_SUCCESS;
-    for (int r = 0; ok && root && r < n; r++) {
-        displs[r] = total;
-        total += counts[r];
+    io_trace_part *parts = root ? malloc((size_t)n * sizeof *parts) : NULL;
+    int *counts = root ? malloc((size_t)n * sizeof *counts) : NULL;
+    int *displs = root ? malloc((size_t)n * sizeof *displs) : NULL;
+    double t0 = 0;
+    io_trace_text mine = {0};
+    if (agree_start(fh, t, parts && counts && displs && t->events, &t0)) {
+        io_trace_part part = {.rec = t->rec};
+        if (t->events)
+            io_trace_format_events(t, fh->rank, t0, &mine);
+        part.events_len = mine.failed || mine.len >= INT32_MAX ? 0 : (int64_t)mine.len;
+        int ok = MPI_Gather(&part, (int)sizeof part, MPI_BYTE, parts, (int)sizeof part, MPI_BYTE, 0,
+                            fh->comm) == MPI_SUCCESS;
+        char *events = root && ok ? events_room(&mine, parts, n, counts, displs) : NULL;
+        int have = root ? events != NULL : ok;
+        if (MPI_Bcast(&have, 1, MPI_INT, 0, fh->comm) == MPI_SUCCESS && have &&
+            MPI_Gatherv(root ? MPI_IN_PLACE : mine.s, (int)part.events_len, MPI_BYTE, events,
+                        counts, displs, MPI_BYTE, 0, fh->comm) == MPI_SUCCESS &&
+            root)
+            io_trace_write_file(fh, t, parts, events);
     }
-    io_trace_event *events = root && ok ? malloc(total > 0 ? (size_t)total : 1) : NULL;
-    int have = ok && (!root || events);
-    MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (have &&
-        MPI_Gatherv(t->events, mine, MPI_BYTE, events, counts, displs, MPI_BYTE, 0, fh->comm) ==
-            MPI_SUCCESS &&
-        root)
-        io_trace_write_file(fh, t, recs, events, counts);
-    free(events);
-    free(recs);
+    io_trace_text_free(&mine);
+    free(parts);
     free(counts);
     free(displs);
 }

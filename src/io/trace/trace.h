@@ -29,7 +29,7 @@ struct rw_call;
 /* Log2 size classes: class 0 holds 0-byte requests, class b bytes in
  * [2^(b-1), 2^b); the last one everything larger (>= 2^46). */
 #define IO_TRACE_HIST 48
-/* Events kept per file and rank (40 bytes each: at most 160 KiB, the log
+/* Events kept per file and rank (48 bytes each: at most 192 KiB, the log
  * grows from IO_TRACE_EVENTS_FIRST as events come); later ones are
  * counted as dropped. Enough for every call of the test programs and the
  * first seconds of a large run, which is what a timeline shows anyway. */
@@ -59,6 +59,9 @@ enum {
     IO_TRACE_NONCONTIG = 1 << 3, /* the view has holes */
     IO_TRACE_VECTORED = 1 << 4,  /* physical: a pwritev */
     IO_TRACE_FAILED = 1 << 5,
+    /* logical: the call's one physical request, at the call's offset and of
+     * its bytes, is in the same event (phys_lag, phys_dur), not one of its own */
+    IO_TRACE_FOLDED = 1 << 6,
 };
 
 /* Calls, bytes and time of one kind of request, with its size histogram
@@ -81,15 +84,20 @@ typedef struct io_trace_view {
     int64_t calls;      /* logical calls made through it */
 } io_trace_view;
 
-/* One logical or physical request (layer 0 logical, 1 physical). */
+/* One logical or physical request (layer 0 logical, 1 physical). A blocking
+ * call that made exactly one pread/pwrite at its own offset and of its own
+ * bytes (an independent contiguous access) is one event: the logical one,
+ * flagged IO_TRACE_FOLDED, carrying the physical request's times. */
 typedef struct io_trace_event {
-    double t;     /* seconds since the epoch (CLOCK_REALTIME), comparable across ranks */
-    float dur;    /* seconds */
+    double t; /* seconds since the epoch (CLOCK_REALTIME), comparable across ranks */
+    int64_t off, bytes;
+    float dur;      /* seconds */
+    float phys_lag; /* IO_TRACE_FOLDED: the physical request started this long after t */
+    float phys_dur; /* IO_TRACE_FOLDED: and took this long */
+    int16_t flags;
     int8_t layer; /* 0 logical, 1 physical */
     int8_t op;    /* logical: 0 read, 1 write; physical: enum io_trace_phys */
-    int16_t flags;
-    int32_t view; /* logical: index into the rank's views */
-    int64_t off, bytes;
+    int8_t view;  /* logical: index into the rank's views (-1: none) */
 } io_trace_event;
 
 /* Everything one rank records about one file. Only int64_t and double, so
@@ -136,10 +144,32 @@ void io_trace_close(struct pario_file *fh);
  * this rank writes its own part of the trace (trace_json.c). */
 void io_trace_finalize(struct pario_file *fh);
 
+/* A blocking call being traced on this thread. Its first plain pread or
+ * pwrite is kept here instead of taking the trace's lock on its own, and is
+ * recorded with the call, in the call's event when it is at the call's
+ * offset and of its bytes (IO_TRACE_FOLDED). */
+typedef struct io_trace_inflight {
+    io_trace *t;
+    struct io_trace_inflight *outer; /* the call this thread was in before (none: NULL) */
+    int has;                         /* a request is kept */
+    int op;                          /* IO_TRACE_PREAD or IO_TRACE_PWRITE */
+    int64_t off, bytes;
+    double start, dur;
+} io_trace_inflight;
+
+/* Starts tracing a blocking call on a file whose trace is t: its start
+ * time, 0 when the file is not traced (t NULL: one test, nothing else to
+ * do). Otherwise io_trace_call(..., in) must follow on this thread. */
+double io_trace_enter(io_trace *t, io_trace_inflight *in);
+static inline double io_trace_begin(io_trace *t, io_trace_inflight *in) {
+    return __builtin_expect(t != 0, 0) ? io_trace_enter(t, in) : 0.0;
+}
+
 /* Logical layer: a read or write call that started at t0 moved `bytes`
- * from stream position pos. */
+ * from stream position pos; in is its io_trace_begin's (NULL for a call
+ * recorded when it is posted, before its storage requests). */
 void io_trace_call(struct pario_file *fh, const struct rw_call *c, int coll, int nonblocking,
-                   int64_t pos, int64_t bytes, int rc, double t0);
+                   int64_t pos, int64_t bytes, int rc, double t0, io_trace_inflight *in);
 
 /* Physical layer, from sys.c and the driver's locks: one call on fd. */
 void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0);

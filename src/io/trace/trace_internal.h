@@ -13,13 +13,36 @@ struct io_trace {
     int64_t cap;                                /* grows to IO_TRACE_EVENTS on demand */
     const flat_type *view_flat[IO_TRACE_VIEWS]; /* the views of rec.views, to know them again */
     int64_t unit;                               /* the stripe unit requests are judged against */
+    int64_t unit_mask;                          /* unit - 1 when unit is a power of two, else -1 */
     char *doc_path;                             /* where the run's document goes */
 };
 
-/* Rank 0 at close: the file's merged entry joins the run's document. recs and events hold every
- * rank's (ev_bytes[r] bytes of events from rank r, back to back). */
-void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_rec *recs,
-                         const io_trace_event *events, const int *ev_bytes);
+/* Text that grows as it is written (trace_json.c); `failed` once memory ran out. */
+typedef struct io_trace_text {
+    char *s;
+    size_t len, cap;
+    int failed;
+} io_trace_text;
+
+/* What a rank sends rank 0 at close, besides its formatted events. */
+typedef struct io_trace_part {
+    io_trace_rec rec;
+    int64_t events_len; /* bytes of its formatted events */
+} io_trace_part;
+
+/* This rank's events as JSON arrays separated by commas, times in seconds
+ * since t0 (the file's earliest open), into out (t->lock held or the file
+ * closing). Each rank formats its own, so close costs rank 0 only its part. */
+void io_trace_format_events(const io_trace *t, int rank, double t0, io_trace_text *out);
+void io_trace_text_free(io_trace_text *b);
+/* Room for n more bytes in b; 0 when memory runs out. */
+int io_trace_text_reserve(io_trace_text *b, size_t n);
+
+/* Rank 0 at close: the file's merged entry joins the run's document. parts
+ * holds every rank's record; events every rank's formatted events, back to
+ * back (parts[r].events_len bytes from rank r). */
+void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_part *parts,
+                         const char *events);
 /* At MPI_Finalize, for a file still open: this rank's own part, unmerged,
  * into PATH.open.<world rank> (t->lock held). */
 void io_trace_write_unclosed(const struct pario_file *fh, const io_trace *t);

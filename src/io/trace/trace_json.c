@@ -42,84 +42,267 @@ static const char *const phys_names[IO_TRACE_PHYS_OPS] = {"pread", "pwrite", "sy
                                                           "trunc", "alloc",  "lock"};
 static const char *const dir_names[2] = {"read", "write"};
 
-static void put_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+/* ---- text ------------------------------------------------------------------
+ * Formatted by hand into a growing buffer: fprintf of each counter and of
+ * every event's fields was most of what a traced close cost. */
+
+/* Room for n more bytes (and a terminating NUL); 0 once memory ran out. */
+static int text_room(io_trace_text *b, size_t n) {
+    if (b->failed)
+        return 0;
+    if (b->len + n + 1 <= b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    char *grown = realloc(b->s, cap);
+    if (!grown) {
+        b->failed = 1;
+        return 0;
     }
-    fputc('"', f);
+    b->s = grown;
+    b->cap = cap;
+    return 1;
 }
 
-static void put_stat(FILE *f, const io_trace_stat *s) {
-    fprintf(f,
-            "{\"calls\":%lld,\"bytes\":%lld,\"failed\":%lld,\"aligned_unit\":%lld,"
-            "\"aligned_page\":%lld,\"first\":%lld,\"end\":%lld,\"time\":%.9g,\"hist\":[",
-            (long long)s->calls, (long long)s->bytes, (long long)s->failed,
-            (long long)s->aligned_unit, (long long)s->aligned_page, (long long)s->first,
-            (long long)s->end, s->time);
+int io_trace_text_reserve(io_trace_text *b, size_t n) {
+    return text_room(b, n);
+}
+
+void io_trace_text_free(io_trace_text *b) {
+    free(b->s);
+    *b = (io_trace_text){0};
+}
+
+static void put_bytes(io_trace_text *b, const char *s, size_t n) {
+    if (!text_room(b, n))
+        return;
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void put(io_trace_text *b, const char *s) {
+    put_bytes(b, s, strlen(s));
+}
+
+/* "00" to "99": numbers are written two digits at a time. */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "6263646566676869707172737475767778798081828384858687888990919293"
+                                  "949596979899";
+
+/* How many decimal digits v has. */
+static int decimal_len(uint64_t v) {
+    int n = 1;
+    for (; v >= 10000; v /= 10000)
+        n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Decimal digits of v at p, written from the last one back; the end. */
+static char *digits_u64(char *p, uint64_t v) {
+    char *end = p + decimal_len(v), *q = end;
+    while (v >= 100) {
+        uint64_t r = v % 100;
+        v /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, digit_pairs + 2 * v, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
+}
+
+static char *digits_i64(char *p, int64_t v) {
+    if (v < 0) {
+        *p++ = '-';
+        return digits_u64(p, -(uint64_t)v);
+    }
+    return digits_u64(p, (uint64_t)v);
+}
+
+/* Exactly 9 digits of f (< 10^9), leading zeros kept. */
+static char *digits_nine(char *p, uint32_t f) {
+    *p++ = (char)('0' + f / 100000000u);
+    f %= 100000000u;
+    uint32_t hi = f / 10000u, lo = f % 10000u;
+    memcpy(p, digit_pairs + 2 * (hi / 100u), 2);
+    memcpy(p + 2, digit_pairs + 2 * (hi % 100u), 2);
+    memcpy(p + 4, digit_pairs + 2 * (lo / 100u), 2);
+    memcpy(p + 6, digit_pairs + 2 * (lo % 100u), 2);
+    return p + 8;
+}
+
+/* Seconds with 9 decimals, as "%.9f" prints them. */
+static char *digits_seconds(char *p, double s) {
+    if (s < 0) {
+        *p++ = '-';
+        s = -s;
+    }
+    uint64_t ns = (uint64_t)(s * 1e9 + 0.5);
+    p = digits_u64(p, ns / 1000000000u);
+    *p++ = '.';
+    return digits_nine(p, (uint32_t)(ns % 1000000000u));
+}
+
+static void put_int(io_trace_text *b, int64_t v) {
+    if (!text_room(b, 21))
+        return;
+    b->len = (size_t)(digits_i64(b->s + b->len, v) - b->s);
+    b->s[b->len] = '\0';
+}
+
+static void put_seconds(io_trace_text *b, double s) {
+    if (!text_room(b, 32))
+        return;
+    b->len = (size_t)(digits_seconds(b->s + b->len, s) - b->s);
+    b->s[b->len] = '\0';
+}
+
+/* "key": then the value: `,"key":v` (first: no comma). */
+static void put_key(io_trace_text *b, const char *key, int first) {
+    put(b, first ? "\"" : ",\"");
+    put(b, key);
+    put(b, "\":");
+}
+
+static void put_key_int(io_trace_text *b, const char *key, int64_t v, int first) {
+    put_key(b, key, first);
+    put_int(b, v);
+}
+
+static void put_key_seconds(io_trace_text *b, const char *key, double v, int first) {
+    put_key(b, key, first);
+    put_seconds(b, v);
+}
+
+static void put_string(io_trace_text *b, const char *s) {
+    put(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            put_bytes(b, esc, 2);
+        } else if (c < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            put(b, esc);
+        } else {
+            put_bytes(b, (const char *)&c, 1);
+        }
+    }
+    put(b, "\"");
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+static void put_stat(io_trace_text *b, const io_trace_stat *s) {
+    put(b, "{");
+    put_key_int(b, "calls", s->calls, 1);
+    put_key_int(b, "bytes", s->bytes, 0);
+    put_key_int(b, "failed", s->failed, 0);
+    put_key_int(b, "aligned_unit", s->aligned_unit, 0);
+    put_key_int(b, "aligned_page", s->aligned_page, 0);
+    put_key_int(b, "first", s->first, 0);
+    put_key_int(b, "end", s->end, 0);
+    put_key_seconds(b, "time", s->time, 0);
+    put(b, ",\"hist\":[");
     int last = IO_TRACE_HIST - 1;
     while (last >= 0 && s->hist[last] == 0)
         last--;
-    for (int b = 0; b <= last; b++)
-        fprintf(f, "%s%lld", b ? "," : "", (long long)s->hist[b]);
-    fputs("]}", f);
+    for (int c = 0; c <= last; c++) {
+        if (c)
+            put(b, ",");
+        put_int(b, s->hist[c]);
+    }
+    put(b, "]}");
 }
 
-static void put_views(FILE *f, const io_trace_rec *r) {
-    fputs(",\"views\":[", f);
+static void put_views(io_trace_text *b, const io_trace_rec *r) {
+    put(b, ",\"views\":[");
     for (int i = 0; i < r->nviews; i++) {
         const io_trace_view *v = &r->views[i];
-        fprintf(f,
-                "%s{\"disp\":%lld,\"size\":%lld,\"extent\":%lld,\"blocks\":%lld,"
-                "\"block_min\":%lld,\"block_max\":%lld,\"contiguous\":%s,\"calls\":%lld}",
-                i ? "," : "", (long long)v->disp, (long long)v->size, (long long)v->extent,
-                (long long)v->blocks, (long long)v->block_min, (long long)v->block_max,
-                v->contiguous ? "true" : "false", (long long)v->calls);
+        put(b, i ? ",{" : "{");
+        put_key_int(b, "disp", v->disp, 1);
+        put_key_int(b, "size", v->size, 0);
+        put_key_int(b, "extent", v->extent, 0);
+        put_key_int(b, "blocks", v->blocks, 0);
+        put_key_int(b, "block_min", v->block_min, 0);
+        put_key_int(b, "block_max", v->block_max, 0);
+        put_key(b, "contiguous", 0);
+        put(b, v->contiguous ? "true" : "false");
+        put_key_int(b, "calls", v->calls, 0);
+        put(b, "}");
     }
-    fputc(']', f);
+    put(b, "]");
 }
 
-static void put_rec(FILE *f, const io_trace_rec *r) {
-    fputs("{\"logical\":{", f);
+static void put_kinds(io_trace_text *b, const io_trace_rec *r) {
+    static const char *const kind_names[4] = {"indep", "coll", "indep_nonblocking",
+                                              "coll_nonblocking"};
+    put(b, ",\"kinds\":{");
     for (int d = 0; d < 2; d++) {
-        fprintf(f, "%s\"%s\":", d ? "," : "", dir_names[d]);
-        put_stat(f, &r->logical[d]);
+        put_key(b, dir_names[d], d == 0);
+        put(b, "{");
+        for (int k = 0; k < 4; k++)
+            put_key_int(b, kind_names[k], r->kinds[d][k], k == 0);
+        put_key_int(b, "noncontig", r->noncontig[d], 0);
+        put(b, "}");
     }
-    fputs("},\"kinds\":{", f);
-    for (int d = 0; d < 2; d++)
-        fprintf(f,
-                "%s\"%s\":{\"indep\":%lld,\"coll\":%lld,\"indep_nonblocking\":%lld,"
-                "\"coll_nonblocking\":%lld,\"noncontig\":%lld}",
-                d ? "," : "", dir_names[d], (long long)r->kinds[d][0], (long long)r->kinds[d][1],
-                (long long)r->kinds[d][2], (long long)r->kinds[d][3], (long long)r->noncontig[d]);
-    fputs("},\"physical\":{", f);
+    put(b, "}");
+}
+
+static void put_twophase(io_trace_text *b, const io_trace_rec *r) {
+    put(b, ",\"twophase\":{");
+    put_key_int(b, "calls", r->tp_calls, 1);
+    put_key_int(b, "domains", r->tp_domains, 0);
+    put_key_int(b, "domain_bytes", r->tp_domain_bytes, 0);
+    put_key_int(b, "domain_max", r->tp_domain_max, 0);
+    put_key_int(b, "cycle_bytes", r->tp_cycle_bytes, 0);
+    put_key_int(b, "cycles", r->tp_cycles, 0);
+    put_key_int(b, "exchange_bytes", r->exchange_bytes, 0);
+    put(b, "},\"time\":{");
+    put_key_seconds(b, "open", r->t_close - r->t_open, 1);
+    put_key_seconds(b, "logical", r->logical[0].time + r->logical[1].time, 0);
+    put_key_seconds(b, "storage", r->storage_time_in_calls, 0);
+    put_key_seconds(b, "exchange", r->exchange_time, 0);
+    put(b, "}");
+}
+
+static void put_rec(io_trace_text *b, const io_trace_rec *r) {
+    put(b, "{\"logical\":{");
+    for (int d = 0; d < 2; d++) {
+        put_key(b, dir_names[d], d == 0);
+        put_stat(b, &r->logical[d]);
+    }
+    put(b, "}");
+    put_kinds(b, r);
+    put(b, ",\"physical\":{");
     for (int o = 0; o < IO_TRACE_PHYS_OPS; o++) {
-        fprintf(f, "%s\"%s\":", o ? "," : "", phys_names[o]);
-        put_stat(f, &r->phys[o]);
+        put_key(b, phys_names[o], o == 0);
+        put_stat(b, &r->phys[o]);
     }
-    fprintf(f, "},\"pwritev\":%lld,\"sieve\":{", (long long)r->vectored);
-    for (int d = 0; d < 2; d++)
-        fprintf(f, "%s\"%s\":{\"windows\":%lld,\"span\":%lld,\"data\":%lld}", d ? "," : "",
-                dir_names[d], (long long)r->sieve_windows[d], (long long)r->sieve_span[d],
-                (long long)r->sieve_data[d]);
-    fprintf(f,
-            "},\"twophase\":{\"calls\":%lld,\"domains\":%lld,\"domain_bytes\":%lld,"
-            "\"domain_max\":%lld,\"cycle_bytes\":%lld,\"cycles\":%lld,\"exchange_bytes\":%lld},"
-            "\"time\":{\"open\":%.9g,\"logical\":%.9g,\"storage\":%.9g,\"exchange\":%.9g},"
-            "\"events\":%lld,\"dropped\":%lld",
-            (long long)r->tp_calls, (long long)r->tp_domains, (long long)r->tp_domain_bytes,
-            (long long)r->tp_domain_max, (long long)r->tp_cycle_bytes, (long long)r->tp_cycles,
-            (long long)r->exchange_bytes, r->t_close - r->t_open,
-            r->logical[0].time + r->logical[1].time, r->storage_time_in_calls, r->exchange_time,
-            (long long)r->nevents, (long long)r->dropped);
-    put_views(f, r);
-    fputc('}', f);
+    put(b, "}");
+    put_key_int(b, "pwritev", r->vectored, 0);
+    put(b, ",\"sieve\":{");
+    for (int d = 0; d < 2; d++) {
+        put_key(b, dir_names[d], d == 0);
+        put(b, "{");
+        put_key_int(b, "windows", r->sieve_windows[d], 1);
+        put_key_int(b, "span", r->sieve_span[d], 0);
+        put_key_int(b, "data", r->sieve_data[d], 0);
+        put(b, "}");
+    }
+    put(b, "}");
+    put_twophase(b, r);
+    put_key_int(b, "events", r->nevents, 0);
+    put_key_int(b, "dropped", r->dropped, 0);
+    put_views(b, r);
+    put(b, "}");
 }
 
 static void stat_merge(io_trace_stat *into, const io_trace_stat *s) {
@@ -171,127 +354,131 @@ static void rec_merge(io_trace_rec *into, const io_trace_rec *r) {
     into->dropped += r->dropped;
 }
 
-/* Decimal digits of v at p; the end. */
-static char *put_u64(char *p, uint64_t v) {
-    char digits[20];
-    int n = 0;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n > 0)
-        *p++ = digits[--n];
+/* ---- events ------------------------------------------------------------------ */
+
+/* Longest text of one event: 11 numbers of at most 31 characters, brackets, commas. */
+#define EVENT_TEXT_MAX 400
+
+/* One event as [rank, layer, op, t, seconds, offset, bytes, flags, view], a
+ * folded one with [..., physical t, physical seconds] after; the end. */
+static char *event_text(char *p, const io_trace_event *e, int rank, double t0) {
+    *p++ = '[';
+    p = digits_i64(p, rank);
+    *p++ = ',';
+    p = digits_i64(p, e->layer);
+    *p++ = ',';
+    p = digits_i64(p, e->op);
+    *p++ = ',';
+    p = digits_seconds(p, e->t - t0);
+    *p++ = ',';
+    p = digits_seconds(p, (double)e->dur);
+    const int64_t rest[4] = {e->off, e->bytes, e->flags, e->view};
+    for (int k = 0; k < 4; k++) {
+        *p++ = ',';
+        p = digits_i64(p, rest[k]);
+    }
+    if (e->flags & IO_TRACE_FOLDED) {
+        *p++ = ',';
+        p = digits_seconds(p, e->t - t0 + (double)e->phys_lag);
+        *p++ = ',';
+        p = digits_seconds(p, (double)e->phys_dur);
+    }
+    *p++ = ']';
     return p;
 }
 
-static char *put_i64(char *p, int64_t v) {
-    if (v < 0) {
-        *p++ = '-';
-        return put_u64(p, -(uint64_t)v);
-    }
-    return put_u64(p, (uint64_t)v);
-}
+/* Typical text of one event (an IOR call folded with its request: about 70). */
+#define EVENT_TEXT_TYPICAL 96
 
-/* Seconds with 9 decimals, as "%.9f" prints them. */
-static char *put_seconds(char *p, double s) {
-    if (s < 0) {
-        *p++ = '-';
-        s = -s;
-    }
-    uint64_t ns = (uint64_t)(s * 1e9 + 0.5);
-    p = put_u64(p, ns / 1000000000u);
-    *p++ = '.';
-    uint64_t frac = ns % 1000000000u;
-    for (uint64_t d = 100000000u; d > 0; d /= 10)
-        *p++ = (char)('0' + frac / d % 10);
-    return p;
-}
-
-/* The event logs, one array per event. Formatted by hand: a run's closes
- * format up to IO_TRACE_EVENTS per rank, and fprintf of two doubles per
- * event made that the largest part of what tracing cost. */
-static void put_events(FILE *f, const io_trace_event *ev, const int *ev_bytes, int nranks,
-                       double t0) {
-    fputs(",\"events\":[", f);
-    char line[256];
-    int first = 1;
-    for (int r = 0; r < nranks; r++) {
-        int n = ev_bytes[r] / (int)sizeof *ev;
-        for (int i = 0; i < n; i++, ev++) {
-            char *p = line;
-            if (!first)
-                *p++ = ',';
-            first = 0;
-            const int64_t ints[3] = {r, ev->layer, ev->op};
-            *p++ = '[';
-            for (int k = 0; k < 3; k++) {
-                p = put_i64(p, ints[k]);
-                *p++ = ',';
-            }
-            p = put_seconds(p, ev->t - t0);
+void io_trace_format_events(const io_trace *t, int rank, double t0, io_trace_text *out) {
+    text_room(out, (size_t)t->rec.nevents * EVENT_TEXT_TYPICAL); /* one allocation, mostly */
+    for (int64_t i = 0; i < t->rec.nevents; i++) {
+        if (!text_room(out, EVENT_TEXT_MAX))
+            return;
+        char *p = out->s + out->len;
+        if (i)
             *p++ = ',';
-            p = put_seconds(p, (double)ev->dur);
-            const int64_t rest[4] = {ev->off, ev->bytes, ev->flags, ev->view};
-            for (int k = 0; k < 4; k++) {
-                *p++ = ',';
-                p = put_i64(p, rest[k]);
-            }
-            *p++ = ']';
-            fwrite(line, 1, (size_t)(p - line), f);
-        }
+        p = event_text(p, &t->events[i], rank, t0);
+        out->len = (size_t)(p - out->s);
+        out->s[out->len] = '\0';
     }
-    fputc(']', f);
 }
 
-static void put_hints(FILE *f, const pario_file *fh, const io_trace *t) {
+/* ---- the file's entry ---------------------------------------------------------- */
+
+static void put_hints(io_trace_text *b, const pario_file *fh, const io_trace *t) {
     const io_hints *h = &fh->hints;
-    fprintf(f,
-            ",\"stripe_unit\":%lld,\"page\":4096,\"hints\":{\"cb_buffer_size\":%lld,"
-            "\"cb_nodes\":%d,\"pario_cb_cycle_size\":%lld,\"ind_wr_buffer_size\":%lld,"
-            "\"ind_rd_buffer_size\":%lld,\"striping_unit\":%lld}",
-            (long long)t->unit, (long long)h->cb_buffer_size, h->cb_nodes,
-            (long long)h->cb_cycle_size, (long long)h->ind_wr_buffer_size,
-            (long long)h->ind_rd_buffer_size, (long long)h->striping_unit);
+    put_key_int(b, "stripe_unit", t->unit, 0);
+    put(b, ",\"page\":4096,\"hints\":{");
+    put_key_int(b, "cb_buffer_size", h->cb_buffer_size, 1);
+    put_key_int(b, "cb_nodes", h->cb_nodes, 0);
+    put_key_int(b, "pario_cb_cycle_size", h->cb_cycle_size, 0);
+    put_key_int(b, "ind_wr_buffer_size", h->ind_wr_buffer_size, 0);
+    put_key_int(b, "ind_rd_buffer_size", h->ind_rd_buffer_size, 0);
+    put_key_int(b, "striping_unit", h->striping_unit, 0);
+    put(b, "}");
 }
 
-/* The file's entry as one JSON object (malloc'd), or NULL: nranks records
- * and event logs; unclosed_rank >= 0 marks one rank's part of a file left
- * open at MPI_Finalize. */
-static char *file_entry(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
-                        const io_trace_event *events, const int *ev_bytes, int nranks,
-                        int unclosed_rank) {
-    char *text = NULL, routes[256];
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
+/* A file's entry: its head, everything but the events (formatted here),
+ * then every rank's formatted events, written as they are. */
+typedef struct trace_entry {
+    io_trace_text head;
+    const io_trace_part *parts; /* parts[r].events_len bytes of events from rank r */
+    const char *events;         /* back to back */
+    int nranks;
+} trace_entry;
+
+/* The entry's head up to its events: nranks records; unclosed_rank >= 0
+ * marks one rank's part of a file left open at MPI_Finalize. 0 when memory
+ * runs out. */
+static int entry_head(trace_entry *e, const pario_file *fh, const io_trace *t, int unclosed_rank) {
+    io_trace_text *b = &e->head;
+    char routes[256];
     io_trace_rec total;
     memset(&total, 0, sizeof total);
     total.logical[0].first = total.logical[1].first = -1;
     for (int o = 0; o < IO_TRACE_PHYS_OPS; o++)
         total.phys[o].first = -1;
-    for (int r = 0; r < nranks; r++)
-        rec_merge(&total, &recs[r]);
+    for (int r = 0; r < e->nranks; r++)
+        rec_merge(&total, &e->parts[r].rec);
     if (io_coll_routes_text(fh, routes, sizeof routes) != PARIO_OK)
         routes[0] = '\0';
-    fputs("{\"path\":", f);
-    put_string(f, fh->path);
-    fprintf(f,
-            ",\"nranks\":%d,\"nnodes\":%d,\"unclosed_rank\":%d,\"t_open\":%.6f,"
-            "\"t_close\":%.6f,\"routes\":",
-            nranks, fh->nnodes, unclosed_rank, total.t_open, total.t_close);
-    put_string(f, routes);
-    put_hints(f, fh, t);
-    fputs(",\"total\":", f);
-    put_rec(f, &total);
-    fputs(",\"ranks\":[", f);
-    for (int r = 0; r < nranks; r++) {
-        fputs(r ? "," : "", f);
-        put_rec(f, &recs[r]);
+    put(b, "{\"path\":");
+    put_string(b, fh->path);
+    put_key_int(b, "nranks", e->nranks, 0);
+    put_key_int(b, "nnodes", fh->nnodes, 0);
+    put_key_int(b, "unclosed_rank", unclosed_rank, 0);
+    put_key_seconds(b, "t_open", total.t_open, 0);
+    put_key_seconds(b, "t_close", total.t_close, 0);
+    put(b, ",\"routes\":");
+    put_string(b, routes);
+    put_hints(b, fh, t);
+    put(b, ",\"total\":");
+    put_rec(b, &total);
+    put(b, ",\"ranks\":[");
+    for (int r = 0; r < e->nranks; r++) {
+        if (r)
+            put(b, ",");
+        put_rec(b, &e->parts[r].rec);
     }
-    fputc(']', f);
-    put_events(f, events, ev_bytes, nranks, total.t_open);
-    fputc('}', f);
-    return fclose(f) == 0 ? text : (free(text), NULL);
+    put(b, "],\"events\":[");
+    return !b->failed;
+}
+
+/* The entry at f's position; 0 when a write fails. */
+static int entry_write(FILE *f, const trace_entry *e) {
+    int ok = fwrite(e->head.s, 1, e->head.len, f) == e->head.len;
+    const char *ev = e->events;
+    int first = 1;
+    for (int r = 0; r < e->nranks && ok; r++) {
+        size_t n = (size_t)e->parts[r].events_len;
+        if (n == 0)
+            continue;
+        ok = (first || fputc(',', f) != EOF) && fwrite(ev, 1, n, f) == n;
+        first = 0;
+        ev += n;
+    }
+    return ok && fputs("]}", f) != EOF;
 }
 
 static void program_name(char *out, size_t len) {
@@ -320,7 +507,7 @@ static void doc_target(const char *path, int unclosed, char *target, size_t len)
 
 /* A new document at target holding entry (doc.lock held); its tail's
  * offset, or -1 when it cannot be written. */
-static long doc_create(const char *target, const char *entry) {
+static long doc_create(const char *target, const trace_entry *entry) {
     char tmp[4200], prog[1024];
     int world = 0, nworld = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world);
@@ -330,12 +517,21 @@ static long doc_create(const char *target, const char *entry) {
     if (!f)
         return -1;
     program_name(prog, sizeof prog);
-    fputs("{\"kind\":\"pario-trace\",\"version\":1,\"program\":", f);
-    put_string(f, prog);
-    fprintf(f, ",\"world_ranks\":%d,\"writer\":%d,\"files\":[\n%s\n", nworld, world, entry);
-    long tail = ftell(f);
-    fputs(doc_tail, f);
-    if (fclose(f) != 0 || rename(tmp, target) != 0) {
+    io_trace_text head = {0};
+    put(&head, "{\"kind\":\"pario-trace\",\"version\":2,\"program\":");
+    put_string(&head, prog);
+    if (head.failed) {
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    int ok = fprintf(f, "%s,\"world_ranks\":%d,\"writer\":%d,\"files\":[\n", head.s, nworld,
+                     world) >= 0 &&
+             entry_write(f, entry) && fputc('\n', f) != EOF;
+    io_trace_text_free(&head);
+    long tail = ok ? ftell(f) : -1;
+    ok = ok && tail >= 0 && fputs(doc_tail, f) != EOF;
+    if (fclose(f) != 0 || !ok || rename(tmp, target) != 0) {
         unlink(tmp);
         return -1;
     }
@@ -344,11 +540,12 @@ static long doc_create(const char *target, const char *entry) {
 
 /* Appends entry to the document d (doc.lock held): over its tail, then the
  * tail again. 0 when it cannot. */
-static int doc_append(trace_doc *d, const char *entry) {
+static int doc_append(trace_doc *d, const trace_entry *entry) {
     FILE *f = fopen(d->target, "r+");
     if (!f)
         return 0;
-    int ok = fseek(f, d->tail, SEEK_SET) == 0 && fprintf(f, ",%s\n", entry) >= 0;
+    int ok = fseek(f, d->tail, SEEK_SET) == 0 && fputc(',', f) != EOF && entry_write(f, entry) &&
+             fputc('\n', f) != EOF;
     long tail = ok ? ftell(f) : -1;
     ok = ok && tail >= 0 && fputs(doc_tail, f) >= 0;
     ok = fclose(f) == 0 && ok;
@@ -365,10 +562,8 @@ static trace_doc *doc_find(const char *target) {
     return NULL;
 }
 
-/* Adds entry (freed here) to the document of path. */
-static void add_entry(char *entry, const char *path, int unclosed) {
-    if (!entry)
-        return;
+/* Adds entry to the document of path. */
+static void add_entry(const trace_entry *entry, const char *path, int unclosed) {
     char target[4100];
     doc_target(path, unclosed, target, sizeof target);
     pthread_mutex_lock(&doc.lock);
@@ -390,15 +585,34 @@ static void add_entry(char *entry, const char *path, int unclosed) {
     pthread_mutex_unlock(&doc.lock);
     if (!ok)
         fprintf(stderr, "pario: cannot write the trace %s\n", target);
-    free(entry);
 }
 
-void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_rec *recs,
-                         const io_trace_event *events, const int *ev_bytes) {
-    add_entry(file_entry(fh, t, recs, events, ev_bytes, fh->nranks, -1), t->doc_path, 0);
+/* Writes fh's entry made of nranks parts (with their events) to its document. */
+static void write_entry(const pario_file *fh, const io_trace *t, const io_trace_part *parts,
+                        const char *events, int nranks, int unclosed_rank) {
+    trace_entry e = {.parts = parts, .events = events, .nranks = nranks};
+    if (entry_head(&e, fh, t, unclosed_rank))
+        add_entry(&e, t->doc_path, unclosed_rank >= 0);
+    else
+        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", fh->path);
+    io_trace_text_free(&e.head);
+}
+
+void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_part *parts,
+                         const char *events) {
+    write_entry(fh, t, parts, events, fh->nranks, -1);
 }
 
 void io_trace_write_unclosed(const pario_file *fh, const io_trace *t) {
-    int ev_bytes = (int)(t->rec.nevents * (int64_t)sizeof(io_trace_event));
-    add_entry(file_entry(fh, t, &t->rec, t->events, &ev_bytes, 1, fh->rank), t->doc_path, 1);
+    io_trace_part part = {.rec = t->rec};
+    io_trace_text events = {0};
+    io_trace_format_events(t, 0, t->rec.t_open, &events);
+    if (events.failed) {
+        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", fh->path);
+        io_trace_text_free(&events);
+        return;
+    }
+    part.events_len = (int64_t)events.len;
+    write_entry(fh, t, &part, events.s, 1, fh->rank);
+    io_trace_text_free(&events);
 }
