@@ -25,7 +25,7 @@
 
 atomic_int io_trace_open_files;
 static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
-static _Thread_local io_trace_inflight *in_call __attribute__((tls_model("initial-exec")));
+static _Thread_local io_trace_inflight *in_call;
 
 /* The trace of a rank that could not allocate its own: it still takes part
  * in the merge at close (the ranks' collective calls must match), with an
