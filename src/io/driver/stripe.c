@@ -31,7 +31,8 @@ static void stripe_free(io_handle *h) {
     h->stripe = NULL;
 }
 
-/* Opens every object; a new file's objects are created empty. */
+/* Opens every object; a new file's objects are created empty (and removed
+ * again when a later one fails). */
 static int open_objects(io_stripe_file *s, int flags, int fresh, pario_error *err) {
     int oflags = flags & (IO_OPEN_READ | IO_OPEN_WRITE);
     for (int i = 0; i < s->layout.factor; i++) {
@@ -42,6 +43,8 @@ static int open_objects(io_stripe_file *s, int flags, int fresh, pario_error *er
             io_driver_posix.close(&s->objects[i], NULL);
         if (rc != PARIO_OK) {
             close_objects(s, i);
+            for (int made = 0; fresh && made < i; made++)
+                unlink(s->layout.objects[made]); /* a failed open leaves nothing behind */
             return rc;
         }
     }
