@@ -218,6 +218,7 @@ static int write_object(io_handle *h, int obj, iov_cursor *c, int64_t off, int64
     while (walk_next(&w, &at, &plen, &ooff)) {
         while (plen > 0) {
             if (n == STRIPE_IOV_BATCH) {
+                atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
                 int rc = io_driver_posix.pwritev(o, batch, n, start, err);
                 if (rc != PARIO_OK)
                     return rc;
@@ -230,7 +231,10 @@ static int write_object(io_handle *h, int obj, iov_cursor *c, int64_t off, int64
             plen -= took;
         }
     }
-    return n > 0 ? io_driver_posix.pwritev(o, batch, n, start, err) : PARIO_OK;
+    if (n == 0)
+        return PARIO_OK;
+    atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
+    return io_driver_posix.pwritev(o, batch, n, start, err);
 }
 
 static int stripe_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
@@ -277,6 +281,7 @@ static int read_object(io_handle *h, int obj, char *buf, int64_t off, int64_t le
     piece_walk w;
     walk_start(&w, &h->stripe->layout, obj, off, len);
     while (walk_next(&w, &at, &plen, &ooff)) {
+        atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
         int rc = io_driver_posix.pread(o, buf + (at - off), plen, ooff, &got, err);
         if (rc != PARIO_OK)
             return rc;
