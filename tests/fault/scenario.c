@@ -8,7 +8,8 @@
  * storage call of pario, so nothing of it is counted or fails). Then every
  * rank runs the scenario's steps on one file: collective or independent
  * writes and reads at explicit offsets through one view, syncs, set_size,
- * preallocate. Every byte a step writes is pattern(step, file offset), so
+ * preallocate (a striped scenario's file is a layout record and its objects,
+ * made the same way). Every byte a step writes is pattern(step, file offset), so
  * the file's expected image follows from the steps alone. Each rank
  * records, per step, the error class and message it got (DIR/result.RANK,
  * flushed line by line, so a hung run still shows where each rank was);
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_STEPS 16
@@ -167,6 +169,27 @@ static const scenario scenarios[] = {
       {WRITE_ALL, 512, 1024},
       {SYNC, 0, 0},
       {END, 0, 0}}},
+    {"stripe",
+     "two-phase writes and reads forced on a file striped over 2 targets with 1000-byte "
+     "units, 4 aggregators (two per target, each reaching its target only), "
+     "cb_buffer_size=4096 (windows of two stripes), 700 B blocks interleaved",
+     300,
+     700,
+     0,
+     AGREED,
+     AGREED,
+     {"romio_cb_write", "enable", "romio_cb_read", "enable", "cb_buffer_size", "4096", "cb_nodes",
+      "4", "cb_config_list", "*:*", "pario_cb_read_pipeline", "enable", NULL},
+     {{WRITE_ALL, 0, 4200},
+      {WRITE_ALL, 4200, 2100},
+      {SYNC, 0, 0},
+      {SYNC, 0, 0},
+      {READ_ALL, 0, 6300},
+      {WRITE_ALL, 700, 2100},
+      {SYNC, 0, 0},
+      {SYNC, 0, 0},
+      {READ_ALL, 0, 6300},
+      {END, 0, 0}}},
     {"nodes",
      "contiguous views over several nodes (not kept): a small collective write through the "
      "funnel, a large one and a collective read each rank's own access with agreed outcome",
@@ -254,6 +277,23 @@ static const scenario scenarios[] = {
       {END, 0, 0}}},
 };
 #define NSCENARIOS ((int)(sizeof scenarios / sizeof scenarios[0]))
+
+/* Scenarios whose file is striped: over `stripes` objects DIR/0/o, DIR/1/o,
+ * ... (short names: an error message names the file and the object), with
+ * this unit. */
+static const struct striping {
+    const char *name;
+    int stripes;
+    int64_t unit;
+} stripings[] = {{"stripe", 2, 1000}};
+
+/* The striping of scenario sc, or NULL for a plain file. */
+static const struct striping *striping_of(const scenario *sc) {
+    for (size_t i = 0; i < sizeof stripings / sizeof stripings[0]; i++)
+        if (strcmp(stripings[i].name, sc->name) == 0)
+            return &stripings[i];
+    return NULL;
+}
 
 /* The byte that step writes at file offset off (step 0: the prefill). The
  * driver computes the same (run_fault.py: pattern). */
@@ -375,16 +415,52 @@ static int record_rc(int i, const char *kind, int rc) {
 /* ---- the file ------------------------------------------------------------------------ */
 
 /* Rank 0 writes the prefill pattern with POSIX. */
-static int prefill(const char *path, int64_t size) {
+/* A striped file made with plain POSIX: the layout record at path (the
+ * format of src/io/driver/stripe.h) and object i at DIR/i/o holding the
+ * logical bytes of buf that RAID-0 places there. */
+static int write_striped(const struct striping *sc, const char *path, const unsigned char *buf,
+                         int64_t size) {
+    char dir[4096], obj[4300];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    FILE *rec = fopen(path, "w");
+    if (!rec)
+        return 0;
+    fprintf(rec, "pario-stripe-layout 1\nunit %lld\nfactor %d\n", (long long)sc->unit, sc->stripes);
+    int ok = 1;
+    for (int i = 0; ok && i < sc->stripes; i++) {
+        snprintf(obj, sizeof obj, "%s/%d", dir, i);
+        mkdir(obj, 0755);
+        snprintf(obj, sizeof obj, "%s/%d/o", dir, i);
+        fprintf(rec, "object %s\n", obj);
+        int fd = open(obj, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ok = fd >= 0;
+        for (int64_t s = i, o = 0; ok && s * sc->unit < size; s += sc->stripes, o += sc->unit) {
+            int64_t at = s * sc->unit, n = size - at < sc->unit ? size - at : sc->unit;
+            ok = pwrite(fd, buf + at, (size_t)n, o) == (ssize_t)n;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return fclose(rec) == 0 && ok;
+}
+
+static int prefill(const scenario *scenario, const char *path, int64_t size) {
+    const struct striping *sc = striping_of(scenario);
     int ok = 1;
     if (rank == 0) {
         unsigned char *buf = malloc((size_t)size);
         unlink(path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ok = buf && fd >= 0;
+        int fd = sc ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ok = buf && (fd >= 0 || sc);
         for (int64_t o = 0; ok && o < size; o++)
             buf[o] = pattern(0, o);
-        ok = ok && pwrite(fd, buf, (size_t)size, 0) == (ssize_t)size;
+        if (sc)
+            ok = ok && write_striped(sc, path, buf, size);
+        else
+            ok = ok && pwrite(fd, buf, (size_t)size, 0) == (ssize_t)size;
         if (fd >= 0)
             close(fd);
         free(buf);
@@ -548,7 +624,7 @@ static int run(const scenario *sc, const char *dir) {
     int nsteps = 0;
     while (sc->steps[nsteps].kind != END)
         nsteps++;
-    if (!prefill(path, size)) {
+    if (!prefill(sc, path, size)) {
         record(0, "prefill", "err", "", "cannot write the prefill pattern");
     } else if (record_rc(0, "open", open_file(sc, path, &fh)) == 0) {
         if (record_rc(0, "set_view", set_view(sc, fh)) == 0)

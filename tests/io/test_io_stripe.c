@@ -202,6 +202,58 @@ static void test_delete(const char *path) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The path of object i in the layout record at path (rank 0 reads it). */
+static void object_path(const char *path, int i, char *out, size_t cap) {
+    char rec[16384] = "";
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, rec, sizeof rec - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    rec[n > 0 ? n : 0] = '\0';
+    out[0] = '\0';
+    const char *at = rec;
+    for (int k = 0; (at = strstr(at, "object ")) != NULL; k++, at++)
+        if (k == i) {
+            size_t len = strcspn(at + 7, "\n");
+            snprintf(out, cap, "%.*s", (int)(len < cap ? len : cap - 1), at + 7);
+        }
+}
+
+/* A striped open that fails at its second object (a directory stands where
+ * it goes): the first object and the record it made go again. */
+static void test_failed_open_leaves_nothing(void) {
+    const char *path = ptest_path("half-made");
+    const char *kv[] = {"striping_factor", "2", "pario_stripe_targets", targets, NULL};
+    char first[4400] = "", second[4400] = "";
+    pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_WRONLY, kv);
+    if (fh)
+        PT_EQ(pario_file_close(&fh, NULL), PARIO_OK);
+    if (rank == 0) {
+        object_path(path, 0, first, sizeof first);
+        object_path(path, 1, second, sizeof second);
+        PT_CHECK(first[0] && second[0]);
+        pario_error derr;
+        PT_EQ(pario_file_delete(path, MPI_INFO_NULL, &derr), PARIO_OK);
+        PT_EQ(mkdir(second, 0755), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    for (const char *const *k = kv; k[0]; k += 2)
+        MPI_Info_set(info, k[0], k[1]);
+    pario_error err;
+    int rc =
+        pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh, &err);
+    MPI_Info_free(&info);
+    PT_CHECK(rc != PARIO_OK);
+    if (rank == 0) {
+        PT_CHECK(access(path, F_OK) != 0);
+        PT_CHECK(access(first, F_OK) != 0);
+        rmdir(second);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* A new striped file without targets, and a target that is no directory:
  * every rank gets the error naming the file and the cause; nothing stays. */
 static void test_bad_layouts(void) {
@@ -222,6 +274,8 @@ static void test_bad_layouts(void) {
     MPI_Info_free(&info);
     PT_EQ(rc, PARIO_ERR_NO_SUCH_FILE);
     PT_CHECK(strstr(err.msg, "missing-dir") && strstr(err.msg, "stripe target"));
+    PT_CHECK(access(ptest_path("bad-target"), F_OK) != 0);
+    test_failed_open_leaves_nothing();
 }
 
 /* An existing plain file stays plain whatever the hints: its bytes unchanged. */

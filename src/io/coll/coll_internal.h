@@ -36,6 +36,14 @@ typedef struct coll_plan {
                             exchanged while the file is accessed through the other */
     int64_t ncycles;
     int my_aggr; /* index of this rank among aggregators, or -1 */
+    /* Per target (a striped file with at least as many aggregators as
+     * targets): aggregator a serves target a % factor only, as member
+     * a / factor of that target's group of `group`. The target's stripes,
+     * numbered by row (stripe / factor) from row0, go to the members in
+     * turn, `parts` rows each, one member's rows per cycle: a window is
+     * `parts` stripes of one target, consecutive in its object. */
+    int per_target;
+    int64_t factor, group, parts, row0;
 } coll_plan;
 
 /* The ranks' ranges with data, in file order: whether some range has holes,
@@ -52,8 +60,22 @@ coll_shape coll_ranges_shape(const coll_range *r, int n);
  * exchange (the same on every rank). */
 int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined);
 void coll_plan_free(coll_plan *p);
-/* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we). */
+/* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we):
+ * the span from its first part to its last. */
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);
+/* The window's parts: 1, or `parts` per target. */
+static inline int64_t coll_plan_nparts(const coll_plan *p) {
+    return p->per_target ? p->parts : 1;
+}
+/* Part i of aggregator a's window in cycle k: file bytes [*ps, *pe), in
+ * file order (empty when *ps >= *pe). */
+void coll_plan_part(const coll_plan *p, int a, int64_t k, int64_t i, int64_t *ps, int64_t *pe);
+/* Where file byte x of a window starting at ws lies in its buffer. */
+static inline int64_t coll_plan_place(const coll_plan *p, int64_t ws, int64_t x) {
+    if (!p->per_target)
+        return x - ws;
+    return (x / p->unit / p->factor - ws / p->unit / p->factor) * p->unit + x % p->unit;
+}
 
 /* Most ranks for which small writes go through one aggregator (small.c):
  * it answers every rank itself, so its cost grows linearly with them. */

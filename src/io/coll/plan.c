@@ -1,6 +1,7 @@
 /* Deciding whether to aggregate, choosing aggregators and file domains. */
 #include <stdlib.h>
 #include "io/coll/coll_internal.h"
+#include "io/driver/stripe.h"
 
 static int cmp_range(const void *a, const void *b) {
     const coll_range *x = a, *y = b;
@@ -48,15 +49,20 @@ void coll_plan_free(coll_plan *p) {
     *p = (coll_plan){0};
 }
 
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined) {
-    int64_t lo = INT64_MAX, hi = 0;
+/* This rank's data range limits of the call: [*lo, *hi), empty as 0, 0. */
+static void union_of(const pario_file *fh, const coll_range *r, int64_t *lo, int64_t *hi) {
+    *lo = INT64_MAX;
+    *hi = 0;
     for (int i = 0; i < fh->nranks; i++)
         if (r[i].end > r[i].first) {
-            lo = r[i].first < lo ? r[i].first : lo;
-            hi = r[i].end > hi ? r[i].end : hi;
+            *lo = r[i].first < *lo ? r[i].first : *lo;
+            *hi = r[i].end > *hi ? r[i].end : *hi;
         }
-    *p = (coll_plan){.my_aggr = -1};
-    int naggr = io_coll_naggr(fh);
+    if (*lo >= *hi)
+        *lo = *hi = 0;
+}
+
+static int plan_alloc(coll_plan *p, int naggr) {
     p->aggr = malloc((size_t)naggr * sizeof *p->aggr);
     p->dom_start = malloc((size_t)naggr * sizeof *p->dom_start);
     p->dom_end = malloc((size_t)naggr * sizeof *p->dom_end);
@@ -64,21 +70,16 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
         coll_plan_free(p);
         return PARIO_ERR_NO_MEM;
     }
-    p->naggr = naggr;
-    for (int i = 0; i < naggr; i++) {
-        p->aggr[i] = io_coll_aggregator(fh, i, naggr);
-        if (p->aggr[i] == fh->rank)
-            p->my_aggr = i;
-    }
-    if (lo >= hi) {
-        lo = hi = 0;
-    }
-    /* Domains of whole stripe units, so every aggregator request is aligned. */
-    int64_t unit = fh->hints.striping_unit > 0 ? fh->hints.striping_unit : 1;
+    return PARIO_OK;
+}
+
+/* Contiguous domains of whole stripe units, so every aggregator request is
+ * aligned; returns the longest domain's reach from its first unit. */
+static int64_t contiguous_domains(coll_plan *p, int64_t lo, int64_t hi) {
+    int64_t unit = p->unit, naggr = p->naggr;
     int64_t base = align_down(lo, unit);
     int64_t size = align_up((hi - base + naggr - 1) / naggr, unit);
     int64_t longest = 0;
-    p->unit = unit;
     for (int i = 0; i < naggr; i++) {
         int64_t s = base + i * size, e = s + size;
         p->dom_start[i] = s < lo ? lo : s > hi ? hi : s;
@@ -87,21 +88,125 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
         if (p->dom_end[i] > p->dom_start[i] && reach > longest)
             longest = reach;
     }
+    return longest;
+}
+
+/* Cycles of contiguous domains: windows of cycle_bytes. */
+static void contiguous_cycles(coll_plan *p, int64_t longest) {
+    p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+}
+
+/* Per-target windows of `parts` whole stripes fitting cycle_bytes; 0 when
+ * one stripe does not fit (the contiguous plan is kept then). */
+static int per_target_cycles(coll_plan *p, int64_t lo, int64_t hi) {
+    if (p->unit > p->cycle_bytes)
+        return 0;
+    p->parts = p->cycle_bytes / p->unit;
+    p->row0 = lo / p->unit / p->factor;
+    int64_t last = hi > lo ? (hi - 1) / p->unit / p->factor : p->row0 - 1;
+    int64_t rows = p->group * p->parts;
+    p->ncycles = hi > lo ? (last - p->row0) / rows + 1 : 0;
+    return 1;
+}
+
+/* Each per-target aggregator's domain as the span from its first stripe
+ * in [lo, hi) to the end (for the trace and the start of each rank's walk). */
+static void per_target_domains(coll_plan *p, int64_t lo, int64_t hi) {
+    for (int a = 0; a < p->naggr; a++) {
+        int64_t first = (p->row0 + (a / p->factor) * p->parts) * p->factor + a % p->factor;
+        int64_t s = first * p->unit;
+        p->dom_start[a] = s < lo ? lo : s > hi ? hi : s;
+        p->dom_end[a] = hi;
+    }
+}
+
+/* The layout's factor when the file is striped over at least two targets
+ * and there are aggregators enough for one target each; else 0. */
+static int64_t targets_to_serve(const pario_file *fh, int naggr) {
+    const io_stripe_file *s = fh->io.stripe;
+    if (!s || s->layout.factor < 2 || naggr < s->layout.factor)
+        return 0;
+    return s->layout.factor;
+}
+
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined) {
+    int64_t lo, hi;
+    union_of(fh, r, &lo, &hi);
+    *p = (coll_plan){.my_aggr = -1};
+    int naggr = io_coll_naggr(fh);
+    int64_t factor = targets_to_serve(fh, naggr);
+    if (plan_alloc(p, naggr) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    /* Per target: whole groups only (the aggregators past them rest). */
+    p->naggr = factor > 0 ? (int)(naggr / factor * factor) : naggr;
+    for (int i = 0; i < p->naggr; i++) {
+        p->aggr[i] = io_coll_aggregator(fh, i, naggr);
+        if (p->aggr[i] == fh->rank)
+            p->my_aggr = i;
+    }
+    p->unit = factor > 0                    ? fh->io.stripe->layout.unit
+              : fh->hints.striping_unit > 0 ? fh->hints.striping_unit
+                                            : 1;
     /* The window of one cycle: at most pario_cb_cycle_size (small windows stay
      * in the CPU cache between the exchange and the file access), and when
      * several cycles are pipelined two windows must fit in cb_buffer_size. */
     int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
     p->cycle_bytes = cycle < cb ? cycle : cb;
-    p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+    if (factor > 0) {
+        p->factor = factor;
+        p->group = naggr / factor;
+        p->per_target = per_target_cycles(p, lo, hi);
+        if (p->per_target && pipelined && p->ncycles > 1 && cb >= 2) {
+            p->halved = 1;
+            p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
+            p->per_target = per_target_cycles(p, lo, hi);
+        }
+        if (p->per_target) {
+            per_target_domains(p, lo, hi);
+            return PARIO_OK;
+        }
+        p->halved = 0; /* a stripe larger than a window: contiguous domains after all */
+        p->cycle_bytes = cycle < cb ? cycle : cb;
+        p->naggr = naggr;
+        for (int i = 0; i < naggr; i++)
+            if ((p->aggr[i] = io_coll_aggregator(fh, i, naggr)) == fh->rank)
+                p->my_aggr = i;
+    }
+    int64_t longest = contiguous_domains(p, lo, hi);
+    contiguous_cycles(p, longest);
     if (pipelined && p->ncycles > 1 && cb >= 2) {
         p->halved = 1;
         p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
-        p->ncycles = (longest + p->cycle_bytes - 1) / p->cycle_bytes;
+        contiguous_cycles(p, longest);
     }
     return PARIO_OK;
 }
 
+void coll_plan_part(const coll_plan *p, int a, int64_t k, int64_t i, int64_t *ps, int64_t *pe) {
+    if (!p->per_target) {
+        coll_plan_window(p, a, k, ps, pe);
+        return;
+    }
+    int64_t row = p->row0 + (k * p->group + a / p->factor) * p->parts + i;
+    int64_t s = (row * p->factor + a % p->factor) * p->unit;
+    int64_t lo = p->dom_start[a] < s ? s : p->dom_start[a]; /* never before the union */
+    *ps = lo;
+    *pe = s + p->unit < p->dom_end[a] ? s + p->unit : p->dom_end[a];
+}
+
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we) {
+    if (p->per_target) {
+        int64_t row = p->row0 + (k * p->group + a / p->factor) * p->parts;
+        int64_t ps, pe;
+        *ws = (row * p->factor + a % p->factor) * p->unit;
+        *we = *ws;
+        for (int64_t i = p->parts - 1; i >= 0 && *we <= *ws; i--) {
+            coll_plan_part(p, a, k, i, &ps, &pe);
+            if (ps < pe)
+                *we = pe;
+        }
+        return;
+    }
     int64_t base = align_down(p->dom_start[a], p->unit) + k * p->cycle_bytes;
     *ws = base > p->dom_start[a] ? base : p->dom_start[a];
     *we = base + p->cycle_bytes < p->dom_end[a] ? base + p->cycle_bytes : p->dom_end[a];

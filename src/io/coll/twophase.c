@@ -33,7 +33,9 @@ enum { TAG_META = 0x7a01, TAG_DATA = 0x7a02 };
 typedef struct coll_stream {
     io_file_cursor file;
     io_mem_cursor mem;
-    int64_t left; /* data bytes of this rank not yet sent anywhere past here */
+    int64_t left;   /* data bytes of this rank not yet sent anywhere past here */
+    int64_t at;     /* the file cursor's stream position */
+    int64_t mem_at; /* the memory cursor's (noncontiguous memory: it is moved on demand) */
     int open;
 } coll_stream;
 
@@ -56,11 +58,14 @@ typedef struct cycle {
     char **user_at;    /* per aggregator: this cycle's data in place in user memory
                           (contiguous memory: sent or received with no copy), or NULL */
     int64_t out_bytes; /* data bytes this rank moves this cycle */
+    int64_t *seg_at;   /* per aggregator (and one past): its first segment */
+    int64_t nsegs;     /* segments: runs of consecutive stream bytes (position, bytes)
+                          bound for one aggregator, in `segs` */
     int64_t ws, we;    /* an aggregator's window this cycle */
     int64_t nin;       /* pieces an aggregator received this cycle */
     run *runs;         /* their sorted, merged runs (in `pieces`) */
     int64_t nruns;
-    growbuf meta_out, data_out, meta_in, pieces;
+    growbuf meta_out, data_out, meta_in, pieces, segs;
 } cycle;
 
 /* One cycle's file access (store the runs, or fill them from the file),
@@ -68,6 +73,7 @@ typedef struct cycle {
 typedef struct file_job {
     pthread_t thread;
     io_handle *io;
+    const coll_plan *p;
     int64_t read_call_bytes; /* the file's read call cost (pario_file) */
     char *window;
     const run *runs;
@@ -83,8 +89,13 @@ typedef struct twophase {
     int write;
     coll_stream *streams; /* one per aggregator */
     int packs;            /* user memory is noncontiguous: data goes through data_out */
-    cycle cyc[2];         /* cycle k uses slot k % 2 when pipelined, else slot 0 */
-    growbuf window[2];    /* the half windows (one whole window when not pipelined) */
+    int64_t pos;          /* the call's first stream position */
+    void *buf;            /* the call's memory, count instances of mt */
+    MPI_Count count;
+    const flat_type *mt;
+    char *base;        /* contiguous memory: the address of stream position pos */
+    cycle cyc[2];      /* cycle k uses slot k % 2 when pipelined, else slot 0 */
+    growbuf window[2]; /* the half windows (one whole window when not pipelined) */
     int pipelined;
     file_job job; /* the background access, when job_running */
     int job_running;
@@ -131,7 +142,10 @@ static int streams_open(twophase *t, int64_t pos, void *buf, MPI_Count count, co
             return rc;
         }
         s->open = 1;
+        s->at = s->mem_at = start;
         t->packs |= s->mem.contig == NULL;
+        if (s->mem.contig)
+            t->base = s->mem.contig - (start - pos);
     }
     return PARIO_OK;
 }
@@ -149,54 +163,134 @@ static void streams_close(twophase *t) {
 
 /* ---- phase 1: what goes where ------------------------------------------------------ */
 
-/* Append this rank's pieces inside aggregator a's window [ws, we). */
-static int collect_pieces(twophase *t, cycle *c, int a, int64_t ws, int64_t we, int64_t *npieces,
-                          int64_t *nbytes) {
+/* Move stream s on to the first data byte at or after file byte x (per
+ * target: the data between belongs to other aggregators). */
+static int stream_seek(twophase *t, coll_stream *s, int64_t x) {
+    int64_t at = 0;
+    int rc = view_pos_of_byte(&t->fh->view, x, &at);
+    if (rc != PARIO_OK)
+        return rc;
+    if (at <= s->at)
+        return PARIO_ERR_INTERN; /* no progress: a planning bug */
+    io_file_close(&s->file);
+    s->left -= at - s->at;
+    s->at = at;
+    return io_file_open(&s->file, &t->fh->view, at);
+}
+
+/* Noncontiguous memory: stream s's memory cursor at stream position at. */
+static int stream_mem_to(twophase *t, coll_stream *s, int64_t at) {
+    if (s->mem_at == at)
+        return PARIO_OK;
+    io_mem_close(&s->mem);
+    s->mem_at = at;
+    return io_mem_open(&s->mem, t->mt, t->buf, t->count, at - t->pos);
+}
+
+/* Record len stream bytes from position at, bound for the aggregator whose
+ * segments started at index first: joined to the last segment when they follow it. */
+static int add_segment(cycle *c, int64_t first, int64_t at, int64_t len) {
+    int64_t *g = (int64_t *)c->segs.p;
+    if (c->nsegs > first && g[2 * (c->nsegs - 1)] + g[2 * (c->nsegs - 1) + 1] == at) {
+        g[2 * (c->nsegs - 1) + 1] += len;
+        return PARIO_OK;
+    }
+    if (grow(&c->segs, (c->nsegs + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    g = (int64_t *)c->segs.p;
+    g[2 * c->nsegs] = at;
+    g[2 * c->nsegs + 1] = len;
+    c->nsegs++;
+    return PARIO_OK;
+}
+
+/* Append this rank's pieces inside [ps, pe), part of aggregator a's window. */
+static int collect_part(twophase *t, cycle *c, int a, int64_t ps, int64_t pe, int64_t *npieces,
+                        int64_t *nbytes) {
     coll_stream *s = &t->streams[a];
     int64_t off, len;
-    while (s->left > 0 && io_file_peek(&s->file, s->left, &off, &len) && off < we) {
-        if (off < ws)
-            return PARIO_ERR_INTERN; /* the stream skipped a window: a planning bug */
-        len = off + len > we ? we - off : len;
+    while (s->left > 0 && io_file_peek(&s->file, s->left, &off, &len) && off < pe) {
+        if (off < ps) { /* per target: other aggregators' bytes first */
+            int rc = t->p->per_target ? stream_seek(t, s, ps) : PARIO_ERR_INTERN;
+            if (rc != PARIO_OK)
+                return rc; /* contiguous domains: the stream skipped a window, a planning bug */
+            continue;
+        }
+        len = off + len > pe ? pe - off : len;
         int64_t n = *npieces;
-        if (grow(&c->meta_out, (n + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        if (grow(&c->meta_out, (n + 1) * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK ||
+            add_segment(c, c->seg_at[a], s->at, len) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
         int64_t *m = (int64_t *)c->meta_out.p;
         m[2 * n] = off;
         m[2 * n + 1] = len;
-        if (s->mem.contig) {
-            s->mem.contig += len; /* the data goes straight from/to user memory */
-        } else if (t->write) {
+        if (t->write && t->packs) {
             if (grow(&c->data_out, *nbytes + len) != PARIO_OK)
                 return PARIO_ERR_NO_MEM;
+            int rc = stream_mem_to(t, s, s->at);
+            if (rc != PARIO_OK)
+                return rc;
             io_mem_copy(&s->mem, c->data_out.p + *nbytes, len, 1);
+            s->mem_at += len;
         }
         io_file_take(&s->file, len);
         s->left -= len;
+        s->at += len;
         *npieces = n + 1;
         *nbytes += len;
     }
     return PARIO_OK;
 }
 
+/* This rank's data bound for aggregator a in cycle k, part by part. */
+static int collect_pieces(twophase *t, cycle *c, int a, int64_t k, int64_t *npieces,
+                          int64_t *nbytes) {
+    for (int64_t i = 0; i < coll_plan_nparts(t->p); i++) {
+        int64_t ps, pe;
+        coll_plan_part(t->p, a, k, i, &ps, &pe);
+        int rc = ps < pe ? collect_part(t, c, a, ps, pe, npieces, nbytes) : PARIO_OK;
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    return PARIO_OK;
+}
+
+/* Contiguous memory: where stream position at lies. */
+static char *user_byte(const twophase *t, int64_t at) {
+    return t->base + (at - t->pos);
+}
+
 static int collect_cycle(twophase *t, cycle *c, int64_t k) {
     const coll_plan *p = t->p;
     int64_t npieces = 0, nbytes = 0;
     memset(c->send_cnt, 0, 2 * (size_t)t->fh->nranks * sizeof *c->send_cnt);
+    c->nsegs = 0;
     for (int a = 0; a < p->naggr; a++) {
-        int64_t ws, we, n0 = npieces, b0 = nbytes;
-        coll_plan_window(p, a, k, &ws, &we);
+        int64_t n0 = npieces, b0 = nbytes;
         c->send_at[2 * a] = n0;
         c->send_at[2 * a + 1] = b0;
-        c->user_at[a] = t->streams[a].open ? t->streams[a].mem.contig : NULL;
-        if (ws < we) {
-            int rc = collect_pieces(t, c, a, ws, we, &npieces, &nbytes);
-            if (rc != PARIO_OK)
+        c->seg_at[a] = c->nsegs;
+        c->user_at[a] = NULL;
+        if (t->streams[a].open) {
+            int rc = collect_pieces(t, c, a, k, &npieces, &nbytes);
+            if (rc != PARIO_OK) {
+                c->seg_at[p->naggr] = c->nsegs;
+                for (int b = a + 1; b < p->naggr; b++) { /* nothing for the aggregators after */
+                    c->send_at[2 * b] = npieces;
+                    c->send_at[2 * b + 1] = nbytes;
+                    c->seg_at[b] = c->nsegs;
+                    c->user_at[b] = NULL;
+                }
+                c->out_bytes = nbytes; /* aggregator a's pieces stay unsent */
                 return rc;
+            }
         }
+        if (!t->packs && c->nsegs == c->seg_at[a] + 1) /* one run of the user's memory */
+            c->user_at[a] = user_byte(t, ((int64_t *)c->segs.p)[2 * c->seg_at[a]]);
         c->send_cnt[2 * p->aggr[a]] = npieces - n0;
         c->send_cnt[2 * p->aggr[a] + 1] = nbytes - b0;
     }
+    c->seg_at[p->naggr] = c->nsegs;
     c->out_bytes = nbytes;
     return PARIO_OK;
 }
@@ -235,12 +329,13 @@ static int exchange_meta(twophase *t, cycle *c) {
 }
 
 /* The pieces rank r sent, as a datatype over the window buffer starting at ws. */
-static int pieces_type(const int64_t *m, int64_t n, int64_t ws, MPI_Datatype *type) {
+static int pieces_type(const coll_plan *p, const int64_t *m, int64_t n, int64_t ws,
+                       MPI_Datatype *type) {
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
     int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
     for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
-        disps[i] = (MPI_Aint)(m[2 * i] - ws);
+        disps[i] = (MPI_Aint)coll_plan_place(p, ws, m[2 * i]);
         lens[i] = (int)m[2 * i + 1];
     }
     if (rc == PARIO_OK &&
@@ -282,31 +377,31 @@ static int window_runs(cycle *c) {
     return PARIO_OK;
 }
 
-static int write_runs(io_handle *io, const char *window, const run *r, int64_t n, int64_t ws,
-                      pario_error *err) {
+static int write_runs(io_handle *io, const coll_plan *p, const char *window, const run *r,
+                      int64_t n, int64_t ws, pario_error *err) {
     for (int64_t i = 0; i < n; i++) {
-        int rc = io->drv->pwrite(io, window + (r[i].off - ws), r[i].end - r[i].off, r[i].off, err);
+        int rc = io->drv->pwrite(io, window + coll_plan_place(p, ws, r[i].off), r[i].end - r[i].off,
+                                 r[i].off, err);
         if (rc != PARIO_OK)
             return rc;
     }
     return PARIO_OK;
 }
 
-/* Fill the runs from the file: one pread over the whole span when the holes
+/* Fill runs from the file: one pread over their whole span when the holes
  * cost less than the extra calls, each weighed at the file's read call cost
  * (its file system's calibration record, a hint or the default, io/cost).
- * Bytes past end of file read as zeros. */
-static int read_runs(io_handle *io, char *window, const run *r, int64_t n, int64_t ws,
-                     int64_t call_bytes, pario_error *err) {
-    if (n == 0)
-        return PARIO_OK;
+ * Bytes past end of file read as zeros. The runs lie in one contiguous
+ * stretch of the window. */
+static int read_span(io_handle *io, char *window, const run *r, int64_t n, int64_t call_bytes,
+                     pario_error *err) {
     int64_t span = r[n - 1].end - r[0].off, data = 0;
     for (int64_t i = 0; i < n; i++)
         data += r[i].end - r[i].off;
     int whole = span - data < io_calls_cost(n - 1, call_bytes);
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
-        char *at = window + (off - ws);
+        char *at = window + (off - r[0].off);
         int rc = io->drv->pread(io, at, len, off, &got, err);
         if (rc != PARIO_OK)
             return rc;
@@ -317,11 +412,26 @@ static int read_runs(io_handle *io, char *window, const run *r, int64_t n, int64
     return PARIO_OK;
 }
 
+/* Fill the window's runs: all in one stretch, or per target stripe by
+ * stripe (a span must not reach the other targets' stripes between). */
+static int read_runs(io_handle *io, const coll_plan *p, char *window, const run *r, int64_t n,
+                     int64_t ws, int64_t call_bytes, pario_error *err) {
+    for (int64_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && (!p->per_target || r[j].off / p->unit == r[i].off / p->unit); j++)
+            ;
+        int rc =
+            read_span(io, window + coll_plan_place(p, ws, r[i].off), r + i, j - i, call_bytes, err);
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    return PARIO_OK;
+}
+
 static void *job_main(void *arg) {
     file_job *j = arg;
-    j->rc = j->write ? write_runs(j->io, j->window, j->runs, j->nruns, j->ws, &j->err)
-                     : read_runs(j->io, j->window, j->runs, j->nruns, j->ws, j->read_call_bytes,
-                                 &j->err);
+    j->rc = j->write ? write_runs(j->io, j->p, j->window, j->runs, j->nruns, j->ws, &j->err)
+                     : read_runs(j->io, j->p, j->window, j->runs, j->nruns, j->ws,
+                                 j->read_call_bytes, &j->err);
     return NULL;
 }
 
@@ -355,6 +465,7 @@ static void job_start(twophase *t, int slot) {
     if (t->rc != PARIO_OK || c->nruns == 0)
         return;
     t->job = (file_job){.io = &t->fh->io,
+                        .p = t->p,
                         .read_call_bytes = t->fh->read_call_bytes,
                         .window = t->window[slot].p,
                         .runs = c->runs,
@@ -378,19 +489,50 @@ static char *my_data_for(cycle *c, int a) {
 }
 
 /* An aggregator's own pieces need no message: copy them between its data and
- * the window directly. */
+ * the window directly (its data: packed, or its segments of the user's
+ * memory, whose runs are made of whole pieces). */
 static void exchange_with_self(twophase *t, int slot, const int64_t *m, int64_t n) {
     cycle *c = &t->cyc[slot];
-    char *mine = my_data_for(c, t->p->my_aggr), *window = t->window[slot].p;
+    const int64_t *g = (const int64_t *)c->segs.p + 2 * c->seg_at[t->p->my_aggr];
+    char *mine = t->packs ? my_data_for(c, t->p->my_aggr) : user_byte(t, g[0]);
+    char *window = t->window[slot].p;
+    int64_t left = g[1]; /* bytes left in the current segment (user memory) */
     for (int64_t i = 0; i < n; i++) {
-        char *in_window = window + (m[2 * i] - c->ws);
+        char *in_window = window + coll_plan_place(t->p, c->ws, m[2 * i]);
         size_t len = (size_t)m[2 * i + 1];
+        if (!t->packs && left == 0) {
+            g += 2;
+            mine = user_byte(t, g[0]);
+            left = g[1];
+        }
         if (t->write)
             memcpy(in_window, mine, len);
         else
             memcpy(mine, in_window, len);
         mine += len;
+        left -= (int64_t)len;
     }
+}
+
+/* Contiguous memory spread over several segments for aggregator a: one
+ * datatype of them over the user's memory. */
+static int segments_type(const twophase *t, const cycle *c, int a, MPI_Datatype *type) {
+    const int64_t *g = (const int64_t *)c->segs.p + 2 * c->seg_at[a];
+    int64_t n = c->seg_at[a + 1] - c->seg_at[a];
+    int *lens = malloc((size_t)n * sizeof *lens);
+    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
+    int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
+    for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
+        disps[i] = (MPI_Aint)(g[2 * i] - t->pos);
+        lens[i] = (int)g[2 * i + 1];
+    }
+    if (rc == PARIO_OK &&
+        (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) != MPI_SUCCESS ||
+         MPI_Type_commit(type) != MPI_SUCCESS))
+        rc = PARIO_ERR_COMM;
+    free(lens);
+    free(disps);
+    return rc;
 }
 
 /* Move the data of the cycle in `slot`: aggregators through per-sender piece
@@ -413,7 +555,7 @@ static int exchange_data(twophase *t, int slot) {
             exchange_with_self(t, slot, m + 2 * at, n);
             continue;
         }
-        if ((rc = pieces_type(m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
+        if ((rc = pieces_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
             break;
         if (t->write)
             MPI_Irecv(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
@@ -426,14 +568,24 @@ static int exchange_data(twophase *t, int slot) {
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
         int64_t bytes = c->send_cnt[2 * dst + 1];
-        char *at = my_data_for(c, a);
         if (bytes == 0 || dst == fh->rank)
             continue;
         traded += bytes;
+        char *at = t->base;
+        int n = 1;
+        MPI_Datatype type = MPI_BYTE;
+        if (t->packs || c->user_at[a]) {
+            at = my_data_for(c, a);
+            n = (int)bytes;
+        } else if ((rc = segments_type(t, c, a, &t->types[ntypes])) != PARIO_OK) {
+            break;
+        } else {
+            type = t->types[ntypes++];
+        }
         if (t->write)
-            MPI_Isend(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Isend(at, n, type, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
         else
-            MPI_Irecv(at, (int)bytes, MPI_BYTE, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Irecv(at, n, type, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
     }
     int wrc = wait_all(t->reqs, nreq);
     if (rc == PARIO_OK)
@@ -445,13 +597,26 @@ static int exchange_data(twophase *t, int slot) {
 }
 
 /* Reads: hand the data received from each aggregator to the user's memory. */
-static void unpack_cycle(twophase *t, int slot) {
+static int unpack_cycle(twophase *t, int slot) {
     cycle *c = &t->cyc[slot];
+    if (!t->packs)
+        return PARIO_OK; /* received in place */
     for (int a = 0; a < t->p->naggr; a++) {
-        int64_t bytes = c->send_cnt[2 * t->p->aggr[a] + 1];
-        if (bytes > 0 && !c->user_at[a])
-            io_mem_copy(&t->streams[a].mem, c->data_out.p + c->send_at[2 * a + 1], bytes, 0);
+        const int64_t *g = (const int64_t *)c->segs.p;
+        char *data = c->data_out.p + c->send_at[2 * a + 1];
+        if (c->send_cnt[2 * t->p->aggr[a] + 1] == 0)
+            continue;
+        for (int64_t i = c->seg_at[a]; i < c->seg_at[a + 1]; i++) {
+            coll_stream *s = &t->streams[a];
+            int rc = stream_mem_to(t, s, g[2 * i]);
+            if (rc != PARIO_OK)
+                return rc;
+            io_mem_copy(&s->mem, data, g[2 * i + 1], 0);
+            s->mem_at += g[2 * i + 1];
+            data += g[2 * i + 1];
+        }
     }
+    return PARIO_OK;
 }
 
 /* Phase 1 of cycle k into `slot`: everyone's piece lists reach the
@@ -508,7 +673,8 @@ static int read_cycles(twophase *t) {
             job_start(t, next);
         if ((rc = exchange_data(t, slot)) != PARIO_OK)
             break;
-        unpack_cycle(t, slot);
+        if ((rc = unpack_cycle(t, slot)) != PARIO_OK)
+            fail(t, rc, "cannot place the data read");
         if (!t->pipelined && k + 1 < n) { /* one window: the next cycle starts after this one */
             if ((rc = prepare_cycle(t, k + 1, next)) != PARIO_OK)
                 break;
@@ -523,7 +689,9 @@ static int cycle_alloc(cycle *c, int nranks, int naggr) {
     c->recv_cnt = calloc(2 * (size_t)nranks, sizeof *c->recv_cnt);
     c->send_at = calloc(2 * (size_t)naggr, sizeof *c->send_at);
     c->user_at = calloc((size_t)naggr, sizeof *c->user_at);
-    return c->send_cnt && c->recv_cnt && c->send_at && c->user_at ? PARIO_OK : PARIO_ERR_NO_MEM;
+    c->seg_at = calloc((size_t)naggr + 1, sizeof *c->seg_at);
+    return c->send_cnt && c->recv_cnt && c->send_at && c->user_at && c->seg_at ? PARIO_OK
+                                                                               : PARIO_ERR_NO_MEM;
 }
 
 static void cycle_free(cycle *c) {
@@ -531,6 +699,8 @@ static void cycle_free(cycle *c) {
     free(c->recv_cnt);
     free(c->send_at);
     free(c->user_at);
+    free(c->seg_at);
+    free(c->segs.p);
     free(c->meta_out.p);
     free(c->data_out.p);
     free(c->meta_in.p);
@@ -541,7 +711,7 @@ static int twophase_alloc(twophase *t) {
     int n = t->fh->nranks, naggr = t->p->naggr, nslots = t->pipelined ? 2 : 1;
     t->streams = calloc((size_t)naggr, sizeof *t->streams);
     t->reqs = calloc(2 * (size_t)n + 2 * (size_t)naggr, sizeof *t->reqs);
-    t->types = calloc((size_t)n, sizeof *t->types);
+    t->types = calloc((size_t)n + (size_t)naggr, sizeof *t->types);
     if (!t->streams || !t->reqs || !t->types)
         return PARIO_ERR_NO_MEM;
     int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
@@ -565,7 +735,14 @@ static void twophase_free(twophase *t) {
 int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
     pario_file *fh = c->fh;
     int write = c->write;
-    twophase t = {.fh = fh, .p = p, .write = write, .pipelined = p->halved};
+    twophase t = {.fh = fh,
+                  .p = p,
+                  .write = write,
+                  .pipelined = p->halved,
+                  .pos = c->pos,
+                  .buf = c->buf,
+                  .count = c->count,
+                  .mt = c->mt};
     io_trace_plan(fh->trace, p->naggr, p->my_aggr >= 0 ? p->dom_start[p->my_aggr] : 0,
                   p->my_aggr >= 0 ? p->dom_end[p->my_aggr] : 0, p->cycle_bytes, p->ncycles);
     if (rc == PARIO_OK)

@@ -31,7 +31,8 @@ static void stripe_free(io_handle *h) {
     h->stripe = NULL;
 }
 
-/* Opens every object; a new file's objects are created empty. */
+/* Opens every object; a new file's objects are created empty (and removed
+ * again when a later one fails). */
 static int open_objects(io_stripe_file *s, int flags, int fresh, pario_error *err) {
     int oflags = flags & (IO_OPEN_READ | IO_OPEN_WRITE);
     for (int i = 0; i < s->layout.factor; i++) {
@@ -42,6 +43,8 @@ static int open_objects(io_stripe_file *s, int flags, int fresh, pario_error *er
             io_driver_posix.close(&s->objects[i], NULL);
         if (rc != PARIO_OK) {
             close_objects(s, i);
+            for (int made = 0; fresh && made < i; made++)
+                unlink(s->layout.objects[made]); /* a failed open leaves nothing behind */
             return rc;
         }
     }
@@ -215,6 +218,7 @@ static int write_object(io_handle *h, int obj, iov_cursor *c, int64_t off, int64
     while (walk_next(&w, &at, &plen, &ooff)) {
         while (plen > 0) {
             if (n == STRIPE_IOV_BATCH) {
+                atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
                 int rc = io_driver_posix.pwritev(o, batch, n, start, err);
                 if (rc != PARIO_OK)
                     return rc;
@@ -227,7 +231,10 @@ static int write_object(io_handle *h, int obj, iov_cursor *c, int64_t off, int64
             plen -= took;
         }
     }
-    return n > 0 ? io_driver_posix.pwritev(o, batch, n, start, err) : PARIO_OK;
+    if (n == 0)
+        return PARIO_OK;
+    atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
+    return io_driver_posix.pwritev(o, batch, n, start, err);
 }
 
 static int stripe_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int64_t off,
@@ -274,6 +281,7 @@ static int read_object(io_handle *h, int obj, char *buf, int64_t off, int64_t le
     piece_walk w;
     walk_start(&w, &h->stripe->layout, obj, off, len);
     while (walk_next(&w, &at, &plen, &ooff)) {
+        atomic_fetch_add_explicit(&h->stripe->data_calls[obj], 1, memory_order_relaxed);
         int rc = io_driver_posix.pread(o, buf + (at - off), plen, ooff, &got, err);
         if (rc != PARIO_OK)
             return rc;

@@ -51,6 +51,9 @@ typedef struct io_stripe_layout {
 typedef struct io_stripe_file {
     io_stripe_layout layout;
     io_handle objects[IO_STRIPE_MAX_FACTOR];
+    /* Data calls (pread, pwrite, pwritev) this process made to each object
+     * through this handle, from any thread: which targets a rank reaches. */
+    _Atomic int64_t data_calls[IO_STRIPE_MAX_FACTOR];
 } io_stripe_file;
 
 /* stripe_layout.c: the record and the layout of a new file. */
