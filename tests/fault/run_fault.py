@@ -59,6 +59,20 @@ SCENARIOS = {
 }
 ERROR_CLASS = {"ENOSPC": "NO_SPACE", "EIO": "IO"}
 RANK_NOTE = re.compile(r" \(on rank \d+\)")
+NOTE_TEXT = " (on rank "
+
+
+def without_rank_note(msg):
+    """The message without its " (on rank N)" note, also when MPI's message
+    length limit cut the note short at the end (long paths)."""
+    msg = RANK_NOTE.sub("", msg)
+    tail = re.search(r" \(on rank \d*$", msg)
+    if tail:
+        return msg[:tail.start()]
+    for n in range(len(NOTE_TEXT) - 1, 0, -1):
+        if msg.endswith(NOTE_TEXT[:n]):
+            return msg[:-n]
+    return msg
 
 
 def pattern_base(size):
@@ -274,7 +288,7 @@ class Run:
         outs = [r.outcome(0) for r in self.recs]
         if not outs or any(o is None or o[0] != "err" for o in outs):
             return False
-        same = {(o[1], RANK_NOTE.sub("", o[2])) for o in outs}
+        same = {(o[1], without_rank_note(o[2])) for o in outs}
         return len(same) == 1 and "read layout of" in outs[0][2]
 
     def outcomes(self, step):
@@ -298,7 +312,7 @@ class Run:
             if o is None:
                 seen.add(("missing",))
             elif o[0] == "err":
-                seen.add(("err", o[1], RANK_NOTE.sub("", o[2])))
+                seen.add(("err", o[1], without_rank_note(o[2])))
             else:
                 seen.add((o[0] if o[0] != "bad" else "ok",))
         if len(seen) > 1:
