@@ -29,7 +29,7 @@ import pario_gasbench as gb
 PGAS_KIND = "pario-pgasbench"
 PATHS = ("local", "mpi")
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "fetch")
-STREAM_METHODS = ("ptr", "walk", "cast", "bulk", "c", "mpi")
+STREAM_METHODS = ("ptr", "walk", "checked", "cast", "bulk", "c", "mpi")
 SDES_METHODS = ("ptr", "walk", "cast")
 # Targets of issue 13.
 CAST_TRIAD_MIN = 0.95     # cast-to-local triad / plain C triad
