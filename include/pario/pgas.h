@@ -12,6 +12,9 @@
  *   upc_threadof/phaseof/addrfield        pario_pgas_threadof/phaseof/addrfield
  *   upc_resetphase                        pario_pgas_resetphase
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
+ *                                         (checked); pario_pgas_load/store and
+ *                                         _load_double, _store_double, ... (unchecked)
+ *   p++                                   pario_pgas_ptr_inc
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
  *   upc_mem{get,put,cpy,set}_nb, upc_sync, upc_sync_attempt
@@ -74,6 +77,12 @@
  * next block of rank 0 (UPC 6.4.2). With B = 0 only the address moves. The
  * difference of two pointers into one array is the difference of their
  * element indices. A pointer with nranks == 0 is the null pointer-to-shared.
+ * The representation is public and what the inline code works on: a
+ * node-local access needs rank (an index into the context's table of mapped
+ * segments, NULL for ranks of other nodes) and addr (the offset in that
+ * segment); a step inside a block changes addr and phase only, a step to the
+ * next block also rank. Arrays carry precomputed divisors by B and nranks,
+ * so an element's pointer from its index takes two multiplications.
  *
  * ---- Access and the memory model ---------------------------------------------
  * Accesses are relaxed unless named strict (UPC's default):
@@ -96,11 +105,15 @@
  * The fast path: an element on the caller's rank or on a rank of the same
  * node (gas maps node-local peers' segments) is read and written with a plain
  * load/store through the mapping, inline in this header; other elements go
- * through gas put/get (MPI RMA between nodes).
+ * through gas put/get (MPI RMA between nodes). get/put test the pointer
+ * first; load/store (below, "unchecked element access") do not, as UPC's *p
+ * does not, and cost one table load, one branch and the access.
  *
  * ---- Errors -------------------------------------------------------------------
  * Every function returns PARIO_OK or a pario_err code and keeps a message in
- * the context (pario_pgas_last_error). No bad input crashes or hangs:
+ * the context (pario_pgas_last_error). No bad input to a checked call crashes
+ * or hangs (the unchecked ones, load/store, elem, ptr_add, ptr_inc, are
+ * listed with load/store below):
  *   - index or range outside the array, a range running past the local block
  *     of a cast: PARIO_ERR_ARG, the message names the index;
  *   - a pointer that does not point into a shared heap (null, made up, of
