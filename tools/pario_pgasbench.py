@@ -8,7 +8,8 @@ rank its own node, remote accesses through MPI), adds the path, computes the
 targets of issue 13 and writes the document `pario report` renders:
 
   stream  STREAM copy/scale/add/triad over shared arrays: element access through
-          pointers-to-shared (ptr: a[i]; walk: p + 1), cast to local per block,
+          pointers-to-shared (ptr: a[i]; walk: p + 1; both unchecked load/store;
+          checked: walk through the checked get/put), cast to local per block,
           bulk memget/memput, next to plain C and plain MPI; block factors 1, 128
           and the largest; shifted variants read the neighbour's block (and time
           "fetch": memget against MPI_Get + MPI_Win_flush of the same chunks)
@@ -29,7 +30,7 @@ import pario_gasbench as gb
 PGAS_KIND = "pario-pgasbench"
 PATHS = ("local", "mpi")
 STREAM_KERNELS = ("copy", "scale", "add", "triad", "fetch")
-STREAM_METHODS = ("ptr", "walk", "cast", "bulk", "c", "mpi")
+STREAM_METHODS = ("ptr", "walk", "checked", "cast", "bulk", "c", "mpi")
 SDES_METHODS = ("ptr", "walk", "cast")
 # Targets of issue 13.
 CAST_TRIAD_MIN = 0.95     # cast-to-local triad / plain C triad

@@ -3,9 +3,12 @@
  * its affinity (upc_forall (...; &a[i])), reached by one of four access
  * methods, next to plain C arrays and plain MPI:
  *
- *   ptr   element by element, a[i] as a pointer-to-shared made from the index
- *   walk  element by element, a pointer-to-shared stepped with p + 1
- *   cast  one cast to a local pointer per owned block, then plain C loops
+ *   ptr      element by element, a[i] as a pointer-to-shared made from the
+ *            index, read and written with the unchecked typed accesses
+ *            (pario_pgas_load_double / store_double: UPC's x = a[i])
+ *   walk     the same with a pointer-to-shared stepped with p + 1
+ *   checked  walk through the checked get/put (every access tests its pointer)
+ *   cast     one cast to a local pointer per owned block, then plain C loops
  *   bulk  memget / memput of each owned block in chunks, computed locally
  *   c     plain C arrays, one process per rank
  *   mpi   each rank its part in an MPI window (MPI_Get for the neighbour)
@@ -57,8 +60,9 @@ static const char *const kernel_name[NKERNELS] = {"copy", "scale", "add", "triad
 /* Doubles each kernel moves per element (STREAM's counting). */
 static const int kernel_words[NKERNELS] = {2, 2, 3, 3, 1};
 
-enum method { M_PTR, M_WALK, M_CAST, M_BULK, M_C, M_MPI, NMETHODS };
-static const char *const method_name[NMETHODS] = {"ptr", "walk", "cast", "bulk", "c", "mpi"};
+enum method { M_PTR, M_WALK, M_CHECKED, M_CAST, M_BULK, M_C, M_MPI, NMETHODS };
+static const char *const method_name[NMETHODS] = {"ptr",  "walk", "checked", "cast",
+                                                  "bulk", "c",    "mpi"};
 
 enum { ARR_A, ARR_B, ARR_C, NARRAYS };
 /* Which arrays a kernel writes (dst) and reads (u, then v; -1 = none). The
@@ -131,7 +135,7 @@ static void kernel_local(int k, double *restrict d, const double *restrict u,
     }
 }
 
-static double combine(int k, double x, double y) {
+static inline double combine(int k, double x, double y) {
     switch (k) {
     case K_SCALE:
         return STREAM_SCALAR * x;
@@ -145,7 +149,7 @@ static double combine(int k, double x, double y) {
 }
 
 /* Index of the u operand of element i: one block further on when shifted. */
-static uint64_t shifted_index(const shared_set *s, uint64_t i, int shifted) {
+static inline uint64_t shifted_index(const shared_set *s, uint64_t i, int shifted) {
     if (!shifted)
         return i;
     uint64_t j = i + s->block;
@@ -154,40 +158,102 @@ static uint64_t shifted_index(const shared_set *s, uint64_t i, int shifted) {
 
 /* ---- shared-array methods: one owned run ---- */
 
-static int run_ptr(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+/* The element-wise loops are written once per kernel and shift (k and
+ * shifted are constants where these always-inline loops are called), as a
+ * UPC program writes one loop per kernel: no test of the kernel per element. */
+#define ELEMENT_LOOP static inline __attribute__((always_inline)) int
+
+static int reads_v(int k) {
+    return k == K_ADD || k == K_TRIAD;
+}
+
+/* ptr: d[i] = combine(u[i'], v[i]), each element's pointer made from its index. */
+ELEMENT_LOOP ptr_loop(bench *bm, const shared_set *s, const int k, const int shifted,
+                      pario_pgas_range r) {
     const operands o = kernel_ops[k];
     const pario_pgas_array *d = &s->arr[o.dst], *u = &s->arr[o.u];
-    const pario_pgas_array *v = o.v >= 0 ? &s->arr[o.v] : NULL;
+    const pario_pgas_array *v = reads_v(k) ? &s->arr[o.v] : u;
     int bad = 0;
-    for (uint64_t i = r.first; i < r.first + r.count; i++) {
+    for (uint64_t i = r.first; i < r.first + r.count && !bad; i++) {
         double x = 0, y = 0;
-        bad |= pario_pgas_get(bm->ctx, pario_pgas_elem(u, shifted_index(s, i, shifted)), &x);
-        if (v)
-            bad |= pario_pgas_get(bm->ctx, pario_pgas_elem(v, i), &y);
-        double z = combine(k, x, y);
-        bad |= pario_pgas_put(bm->ctx, pario_pgas_elem(d, i), &z);
+        bad = pario_pgas_load_double(bm->ctx, pario_pgas_elem(u, shifted_index(s, i, shifted)), &x);
+        if (reads_v(k))
+            bad |= pario_pgas_load_double(bm->ctx, pario_pgas_elem(v, i), &y);
+        bad |= pario_pgas_store_double(bm->ctx, pario_pgas_elem(d, i), combine(k, x, y));
     }
     return bad;
 }
 
-static int run_walk(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+/* walk: the same with three pointers-to-shared stepped by one (checked: the
+ * accesses are the checked get/put). */
+ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int shifted,
+                       const int checked, pario_pgas_range r) {
     const operands o = kernel_ops[k];
     pario_pgas_ptr pd = pario_pgas_elem(&s->arr[o.dst], r.first);
     pario_pgas_ptr pu = pario_pgas_elem(&s->arr[o.u], shifted_index(s, r.first, shifted));
-    pario_pgas_ptr pv = o.v >= 0 ? pario_pgas_elem(&s->arr[o.v], r.first) : pd;
+    pario_pgas_ptr pv = reads_v(k) ? pario_pgas_elem(&s->arr[o.v], r.first) : pu;
     int bad = 0;
-    for (uint64_t j = 0; j < r.count; j++) {
+    for (uint64_t j = 0; j < r.count && !bad; j++) {
         double x = 0, y = 0;
-        bad |= pario_pgas_get(bm->ctx, pu, &x);
-        if (o.v >= 0)
-            bad |= pario_pgas_get(bm->ctx, pv, &y);
-        double z = combine(k, x, y);
-        bad |= pario_pgas_put(bm->ctx, pd, &z);
-        pu = pario_pgas_ptr_add(pu, 1);
-        pv = pario_pgas_ptr_add(pv, 1);
-        pd = pario_pgas_ptr_add(pd, 1);
+        if (checked) {
+            bad = pario_pgas_get(bm->ctx, pu, &x);
+            if (reads_v(k))
+                bad |= pario_pgas_get(bm->ctx, pv, &y);
+            double z = combine(k, x, y);
+            bad |= pario_pgas_put(bm->ctx, pd, &z);
+        } else {
+            bad = pario_pgas_load_double(bm->ctx, pu, &x);
+            if (reads_v(k))
+                bad |= pario_pgas_load_double(bm->ctx, pv, &y);
+            bad |= pario_pgas_store_double(bm->ctx, pd, combine(k, x, y));
+        }
+        pu = pario_pgas_ptr_inc(pu);
+        if (reads_v(k))
+            pv = pario_pgas_ptr_inc(pv);
+        pd = pario_pgas_ptr_inc(pd);
     }
     return bad;
+}
+
+/* One instance of a loop per kernel and shift. */
+#define PER_KERNEL(call_k_s)                                                                       \
+    switch (k * 2 + (shifted != 0)) {                                                              \
+    case K_COPY * 2:                                                                               \
+        return call_k_s(K_COPY, 0);                                                                \
+    case K_COPY * 2 + 1:                                                                           \
+        return call_k_s(K_COPY, 1);                                                                \
+    case K_SCALE * 2:                                                                              \
+        return call_k_s(K_SCALE, 0);                                                               \
+    case K_SCALE * 2 + 1:                                                                          \
+        return call_k_s(K_SCALE, 1);                                                               \
+    case K_ADD * 2:                                                                                \
+        return call_k_s(K_ADD, 0);                                                                 \
+    case K_ADD * 2 + 1:                                                                            \
+        return call_k_s(K_ADD, 1);                                                                 \
+    case K_TRIAD * 2:                                                                              \
+        return call_k_s(K_TRIAD, 0);                                                               \
+    case K_TRIAD * 2 + 1:                                                                          \
+        return call_k_s(K_TRIAD, 1);                                                               \
+    default:                                                                                       \
+        return PARIO_ERR_ARG;                                                                      \
+    }
+
+static int run_ptr(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+#define PTR_CALL(K, S) ptr_loop(bm, s, K, S, r)
+    PER_KERNEL(PTR_CALL)
+#undef PTR_CALL
+}
+
+static int run_walk(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+#define WALK_CALL(K, S) walk_loop(bm, s, K, S, 0, r)
+    PER_KERNEL(WALK_CALL)
+#undef WALK_CALL
+}
+
+static int run_checked(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+#define CHECKED_CALL(K, S) walk_loop(bm, s, K, S, 1, r)
+    PER_KERNEL(CHECKED_CALL)
+#undef CHECKED_CALL
 }
 
 static int run_cast(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
@@ -221,7 +287,7 @@ static int run_bulk(bench *bm, const shared_set *s, int k, int shifted, pario_pg
 }
 
 typedef int (*run_fn)(bench *, const shared_set *, int, int, pario_pgas_range);
-static const run_fn shared_runs[] = {run_ptr, run_walk, run_cast, run_bulk};
+static const run_fn shared_runs[] = {run_ptr, run_walk, run_checked, run_cast, run_bulk};
 
 /* One kernel over every owned run of the set. */
 static int kernel_shared(bench *bm, const config *c, int k) {

@@ -12,6 +12,9 @@
  *   upc_threadof/phaseof/addrfield        pario_pgas_threadof/phaseof/addrfield
  *   upc_resetphase                        pario_pgas_resetphase
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
+ *                                         (checked); pario_pgas_load/store and
+ *                                         _load_double, _store_double, ... (unchecked)
+ *   p++                                   pario_pgas_ptr_inc
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
  *   upc_mem{get,put,cpy,set}_nb, upc_sync, upc_sync_attempt
@@ -74,6 +77,12 @@
  * next block of rank 0 (UPC 6.4.2). With B = 0 only the address moves. The
  * difference of two pointers into one array is the difference of their
  * element indices. A pointer with nranks == 0 is the null pointer-to-shared.
+ * The representation is public and what the inline code works on: a
+ * node-local access needs rank (an index into the context's table of mapped
+ * segments, NULL for ranks of other nodes) and addr (the offset in that
+ * segment); a step inside a block changes addr and phase only, a step to the
+ * next block also rank. Arrays carry precomputed divisors by B and nranks,
+ * so an element's pointer from its index takes two multiplications.
  *
  * ---- Access and the memory model ---------------------------------------------
  * Accesses are relaxed unless named strict (UPC's default):
@@ -96,11 +105,15 @@
  * The fast path: an element on the caller's rank or on a rank of the same
  * node (gas maps node-local peers' segments) is read and written with a plain
  * load/store through the mapping, inline in this header; other elements go
- * through gas put/get (MPI RMA between nodes).
+ * through gas put/get (MPI RMA between nodes). get/put test the pointer
+ * first; load/store (below, "unchecked element access") do not, as UPC's *p
+ * does not, and cost one table load, one branch and the access.
  *
  * ---- Errors -------------------------------------------------------------------
  * Every function returns PARIO_OK or a pario_err code and keeps a message in
- * the context (pario_pgas_last_error). No bad input crashes or hangs:
+ * the context (pario_pgas_last_error). No bad input to a checked call crashes
+ * or hangs (the unchecked ones, load/store, elem, ptr_add, ptr_inc, are
+ * listed with load/store below):
  *   - index or range outside the array, a range running past the local block
  *     of a cast: PARIO_ERR_ARG, the message names the index;
  *   - a pointer that does not point into a shared heap (null, made up, of
@@ -208,33 +221,15 @@ static inline pario_pgas_ptr pario_pgas_resetphase(pario_pgas_ptr p) {
     return p;
 }
 
-/* Floor division for the arithmetic below (C's / truncates toward zero). */
-static inline int64_t pario_pgas_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-/* p + n elements in array order, any n (pario_pgas_ptr_add's general case). */
-static inline pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n) {
-    int64_t es = (int64_t)p.elem_size;
-    if (p.block == 0) {
-        p.addr = (uint64_t)((int64_t)p.addr + n * es);
-        return p;
-    }
-    int64_t b = (int64_t)p.block, row = b * (int64_t)p.nranks;
-    int64_t pos = (int64_t)p.rank * b + (int64_t)p.phase + n; /* in the current row */
-    int64_t rows = pario_pgas_floordiv(pos, row);
-    int64_t in_row = pos - rows * row;
-    int64_t phase = in_row % b;
-    p.addr = (uint64_t)((int64_t)p.addr + (phase - (int64_t)p.phase) * es + rows * b * es);
-    p.rank = (uint32_t)(in_row / b);
-    p.phase = (uint64_t)phase;
-    return p;
-}
+/* p + n elements in array order, any n: the general case, with divisions
+ * (out of line; pario_pgas_ptr_add calls it for steps that leave the block
+ * other than to the next one). */
+pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n);
 
 /* From the last element of a block to the first of the next block in array
  * order: the next rank, or rank 0 one row further on. */
-static inline pario_pgas_ptr pario_pgas_next_block(pario_pgas_ptr p) {
+static inline __attribute__((always_inline)) pario_pgas_ptr
+pario_pgas_next_block(pario_pgas_ptr p) {
     uint64_t back = (p.block - 1) * p.elem_size; /* to the block's start */
     if (p.rank + 1 < p.nranks) {
         p.rank++;
@@ -247,19 +242,36 @@ static inline pario_pgas_ptr pario_pgas_next_block(pario_pgas_ptr p) {
     return p;
 }
 
-/* p + n elements in array order (n may be negative). Always inline: steps
- * that stay in the block, and a step of one to the next block, need no
- * division, so a loop walking a pointer pays for one only where it jumps
- * further (pario_pgas_ptr_add_any). */
-static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p,
-                                                                               int64_t n) {
-    int64_t at = (int64_t)p.phase, es = (int64_t)p.elem_size;
-    if (p.block == 0 || (n >= -at && n < (int64_t)p.block - at)) {
-        p.addr = (uint64_t)((int64_t)p.addr + n * es);
-        p.phase = p.block == 0 ? p.phase : (uint64_t)(at + n);
+/* p + 1 (UPC's p++): inside a block the address grows by the element size and
+ * the phase by one (one compare, taken at block ends only); from a block's
+ * last element to the next block a few more integer operations; with B = 0
+ * only the address moves. No division, no call. */
+static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_inc(pario_pgas_ptr p) {
+    if (__builtin_expect(p.phase + 1 < p.block, 1)) {
+        p.phase++;
+        p.addr += p.elem_size;
         return p;
     }
-    if (n == 1 && at == (int64_t)p.block - 1 && p.nranks > 0)
+    if (p.block == 0) {
+        p.addr += p.elem_size;
+        return p;
+    }
+    return pario_pgas_next_block(p);
+}
+
+/* p + n elements in array order (n may be negative). Always inline: a step
+ * that stays in the block (either sign) is one unsigned compare and two
+ * additions, a step of one to the next block is pario_pgas_next_block, and
+ * only a step further than that calls pario_pgas_ptr_add_any. */
+static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p,
+                                                                               int64_t n) {
+    uint64_t to = p.phase + (uint64_t)n; /* wraps past B when n < -phase */
+    if (p.block == 0 || to < p.block) {
+        p.addr += (uint64_t)n * p.elem_size;
+        p.phase = p.block == 0 ? p.phase : to;
+        return p;
+    }
+    if (n == 1 && p.nranks > 0)
         return pario_pgas_next_block(p);
     return pario_pgas_ptr_add_any(p, n);
 }
@@ -315,7 +327,14 @@ typedef struct pario_pgas_array {
     uint64_t count; /* elements */
     uint64_t id;    /* allocation serial: a second free of the same array fails */
     uint32_t origin;
-    uint32_t reserved;
+    /* Precomputed division for pario_pgas_elem (set by the alloc calls; an
+     * array made by hand leaves them zero and elem divides): when index_mul
+     * is 1, x / B == pario_pgas_div_mul(x, block_mul) for every position
+     * x <= count + B * nranks and x / nranks == pario_pgas_div_mul(x,
+     * ranks_mul) for every block number up to that position's. */
+    uint32_t index_mul;
+    uint64_t block_mul; /* ceil(2^63 / B) */
+    uint64_t ranks_mul; /* ceil(2^63 / nranks) */
 } pario_pgas_array;
 
 /* Collective (upc_all_alloc): every rank passes the same count, elem_size and
@@ -340,34 +359,41 @@ uint64_t pario_pgas_local_count(const pario_pgas_array *a, int rank);
 
 /* Pointer to element i; PARIO_ERR_ARG naming i when i >= count. */
 int pario_pgas_index(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, pario_pgas_ptr *p);
-/* x / d and x % d; shifts when d is a power of two (block factors and team
- * sizes often are), no division when x < d. */
-static inline uint64_t pario_pgas_divmod(uint64_t x, uint64_t d, uint64_t *rem) {
-    if (x < d) {
-        *rem = x;
-        return 0;
-    }
-    if ((d & (d - 1)) == 0) {
-        *rem = x & (d - 1);
-        return x >> __builtin_ctzll(d);
-    }
-    uint64_t q = x / d;
-    *rem = x - q * d;
-    return q;
+/* x / d by one multiplication, with mul = ceil(2^63 / d): exact when
+ * x * (mul * d - 2^63) < 2^63 (a divisor with mul * d == 2^63, a power of
+ * two, needs x < 2^63), which pario_pgas_div_mul_exact tells. */
+static inline uint64_t pario_pgas_div_mul(uint64_t x, uint64_t mul) {
+    __extension__ typedef unsigned __int128 pario_pgas_u128;
+    return (uint64_t)(((pario_pgas_u128)mul * (x << 1)) >> 64);
 }
+/* mul for d >= 1, and whether pario_pgas_div_mul(x, mul) == x / d for every
+ * x <= xmax (1) or not (0). */
+int pario_pgas_div_mul_exact(uint64_t d, uint64_t xmax, uint64_t *mul);
 
-/* The same without the check (i < count is the caller's promise). Element i
- * is in block i / B, on rank (i / B) % nranks, row (i / B) / nranks. */
+/* The same without the check (i < count is the caller's promise; i == count
+ * gives the end pointer). Element i is in block i / B, on rank (i / B) %
+ * nranks, row (i / B) / nranks. With the precomputed divisors (index_mul),
+ * two multiplications take the place of the divisions; an array without
+ * them, or with B = 0, goes to pario_pgas_elem_any. The divisors depend
+ * on B, nranks and the array's size only, so elem also serves a copy of the
+ * array whose base was moved to one of its elements (a view), as long as
+ * the view stays inside the array it was made from. */
+/* elem's general case: pario_pgas_ptr_add_any from the base (out of line, so
+ * that the inline path copies nothing to the stack). */
+pario_pgas_ptr pario_pgas_elem_any(const pario_pgas_array *a, uint64_t i);
 static inline __attribute__((always_inline)) pario_pgas_ptr
 pario_pgas_elem(const pario_pgas_array *a, uint64_t i) {
     pario_pgas_ptr p = a->base;
-    if (p.block == 0 || p.phase != 0 || p.rank != 0 || p.nranks == 0)
-        return pario_pgas_ptr_add_any(p, (int64_t)i);
-    uint64_t phase = 0, rank = 0;
-    uint64_t row = pario_pgas_divmod(pario_pgas_divmod(i, p.block, &phase), p.nranks, &rank);
-    p.addr += (row * p.block + phase) * p.elem_size;
-    p.rank = (uint32_t)rank;
-    p.phase = phase;
+    if (__builtin_expect(a->index_mul != 1, 0))
+        return pario_pgas_elem_any(a, i);
+    uint64_t from = p.rank * p.block; /* the base's position in its row, less its phase */
+    uint64_t x = from + p.phase + i;
+    uint64_t blk = pario_pgas_div_mul(x, a->block_mul);
+    uint64_t row = pario_pgas_div_mul(blk, a->ranks_mul);
+    p.phase = x - blk * p.block;
+    p.rank = (uint32_t)(blk - row * p.nranks);
+    /* local index row * B + phase, less the base's (its phase) */
+    p.addr += (from + i - (blk - row) * p.block) * p.elem_size;
     return p;
 }
 
@@ -453,6 +479,144 @@ int pario_pgas_put_strict(pario_pgas *ctx, pario_pgas_ptr p, const void *src);
 /* By index, checked against the array's bounds (PARIO_ERR_ARG naming i). */
 int pario_pgas_get_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, void *dst);
 int pario_pgas_put_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, const void *src);
+
+/* ---- unchecked element access (UPC's x = *p and *p = x) ----------------------------- */
+
+/* Which calls check their pointer:
+ *   checked    get, put, get_strict, put_strict, get_at, put_at, cast,
+ *              cast_range and every bulk call: a pointer that is not to
+ *              shared memory or an index outside the array is an error
+ *              (PARIO_ERR_ARG with a message), never a crash;
+ *   unchecked  load and store below, elem, ptr_add, ptr_inc: the pointer
+ *              (or index) must be valid, as for UPC's *p, where anything else
+ *              is undefined behaviour.
+ * load/store are relaxed accesses like get/put, built for loops: when the
+ * element is on a rank of this node the access is one load of the segment
+ * table entry of p's rank, one branch on it (is it mapped here?) and the
+ * element's load or store, inline; the compiler may keep and reorder them
+ * as it does plain C accesses, within UPC's rules for relaxed accesses (the
+ * same location in program order; fence, barrier, lock and the strict calls
+ * are function calls, which it cannot move accesses across). Off node they
+ * call pario_pgas_load_far / pario_pgas_store_far, which check p's rank and
+ * address against the heaps and use gas get/put.
+ * Debug builds check too: with PARIO_PGAS_DEBUG_CHECKS nonzero (the default
+ * when NDEBUG is not defined) every load and store first checks its pointer
+ * as get/put do, and the typed ones also its element size against the
+ * type's, and returns PARIO_ERR_ARG with a message instead of accessing. */
+#ifndef PARIO_PGAS_DEBUG_CHECKS
+#ifdef NDEBUG
+#define PARIO_PGAS_DEBUG_CHECKS 0
+#else
+#define PARIO_PGAS_DEBUG_CHECKS 1
+#endif
+#endif
+
+/* The address of p's element in this process, or NULL when its rank is not
+ * on this node; no other test (unchecked cast). */
+static inline __attribute__((always_inline)) unsigned char *
+pario_pgas_local_unchecked(const pario_pgas *ctx, pario_pgas_ptr p) {
+    unsigned char *base = pario_pgas_map(ctx)->base[p.rank];
+    return base ? base + p.addr : NULL;
+}
+
+/* The checks of get/put for an access of bytes bytes through p (bytes must
+ * equal p's element size): PARIO_OK or PARIO_ERR_ARG naming what. */
+int pario_pgas_access_check(pario_pgas *ctx, pario_pgas_ptr p, uint32_t bytes, const char *what);
+
+/* Off-node halves of load/store: bytes (1 .. 8 for the word forms) at addr
+ * of rank's segment; PARIO_ERR_ARG when rank is outside the team or the
+ * bytes outside the heaps, else gas get/put (remote completion, as put). */
+typedef struct pario_pgas_word {
+    int rc;        /* PARIO_OK or the error code */
+    uint64_t bits; /* the bytes read, from the first byte of bits */
+} pario_pgas_word;
+pario_pgas_word pario_pgas_load_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint32_t bytes);
+int pario_pgas_store_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint64_t bits,
+                         uint32_t bytes);
+int pario_pgas_get_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, void *dst, uint32_t bytes);
+int pario_pgas_put_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, const void *src,
+                       uint32_t bytes);
+
+/* Relaxed read / write of p's element (p.elem_size bytes), unchecked. */
+static inline __attribute__((always_inline)) int pario_pgas_load(pario_pgas *ctx, pario_pgas_ptr p,
+                                                                 void *dst) {
+    if (PARIO_PGAS_DEBUG_CHECKS) {
+        int rc = pario_pgas_access_check(ctx, p, p.elem_size, "pario_pgas_load");
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    unsigned char *at = pario_pgas_local_unchecked(ctx, p);
+    if (__builtin_expect(at == NULL, 0))
+        return pario_pgas_get_far(ctx, p.rank, p.addr, dst, p.elem_size);
+    pario_pgas_copy_elem(dst, at, p.elem_size);
+    return PARIO_OK;
+}
+static inline __attribute__((always_inline)) int pario_pgas_store(pario_pgas *ctx, pario_pgas_ptr p,
+                                                                  const void *src) {
+    if (PARIO_PGAS_DEBUG_CHECKS) {
+        int rc = pario_pgas_access_check(ctx, p, p.elem_size, "pario_pgas_store");
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    unsigned char *at = pario_pgas_local_unchecked(ctx, p);
+    if (__builtin_expect(at == NULL, 0))
+        return pario_pgas_put_far(ctx, p.rank, p.addr, src, p.elem_size);
+    pario_pgas_copy_elem(at, src, p.elem_size);
+    return PARIO_OK;
+}
+
+/* Typed forms, for p.elem_size == sizeof(T) (UPC's shared T *p):
+ *   int pario_pgas_load_NAME(ctx, p, T *v)    *v = *p
+ *   int pario_pgas_store_NAME(ctx, p, T v)    *p = v
+ * for NAME/T in double, float, i8 .. i64 (int8_t ..), u8 .. u64 (uint8_t ..).
+ * The value travels in registers (no buffer in memory), and the element is
+ * copied with memcpy, so accesses of one element as different types are
+ * well defined. *v is left alone when the call fails. */
+#define PARIO_PGAS_TYPED_ACCESS(NAME, T)                                                           \
+    static inline __attribute__((always_inline)) int pario_pgas_load_##NAME(                       \
+        pario_pgas *ctx, pario_pgas_ptr p, T *v) {                                                 \
+        if (PARIO_PGAS_DEBUG_CHECKS) {                                                             \
+            int rc = pario_pgas_access_check(ctx, p, sizeof(T), "pario_pgas_load_" #NAME);         \
+            if (rc != PARIO_OK)                                                                    \
+                return rc;                                                                         \
+        }                                                                                          \
+        unsigned char *at = pario_pgas_local_unchecked(ctx, p);                                    \
+        if (__builtin_expect(at != NULL, 1)) {                                                     \
+            memcpy(v, at, sizeof(T));                                                              \
+            return PARIO_OK;                                                                       \
+        }                                                                                          \
+        pario_pgas_word w = pario_pgas_load_far(ctx, p.rank, p.addr, sizeof(T));                   \
+        if (w.rc == PARIO_OK)                                                                      \
+            memcpy(v, &w.bits, sizeof(T));                                                         \
+        return w.rc;                                                                               \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) int pario_pgas_store_##NAME(                      \
+        pario_pgas *ctx, pario_pgas_ptr p, T v) {                                                  \
+        if (PARIO_PGAS_DEBUG_CHECKS) {                                                             \
+            int rc = pario_pgas_access_check(ctx, p, sizeof(T), "pario_pgas_store_" #NAME);        \
+            if (rc != PARIO_OK)                                                                    \
+                return rc;                                                                         \
+        }                                                                                          \
+        unsigned char *at = pario_pgas_local_unchecked(ctx, p);                                    \
+        if (__builtin_expect(at != NULL, 1)) {                                                     \
+            memcpy(at, &v, sizeof(T));                                                             \
+            return PARIO_OK;                                                                       \
+        }                                                                                          \
+        uint64_t bits = 0;                                                                         \
+        memcpy(&bits, &v, sizeof(T));                                                              \
+        return pario_pgas_store_far(ctx, p.rank, p.addr, bits, sizeof(T));                         \
+    }
+
+PARIO_PGAS_TYPED_ACCESS(double, double)
+PARIO_PGAS_TYPED_ACCESS(float, float)
+PARIO_PGAS_TYPED_ACCESS(i8, int8_t)
+PARIO_PGAS_TYPED_ACCESS(i16, int16_t)
+PARIO_PGAS_TYPED_ACCESS(i32, int32_t)
+PARIO_PGAS_TYPED_ACCESS(i64, int64_t)
+PARIO_PGAS_TYPED_ACCESS(u8, uint8_t)
+PARIO_PGAS_TYPED_ACCESS(u16, uint16_t)
+PARIO_PGAS_TYPED_ACCESS(u32, uint32_t)
+PARIO_PGAS_TYPED_ACCESS(u64, uint64_t)
 
 /* ---- bulk access ------------------------------------------------------------------ */
 

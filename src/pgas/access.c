@@ -44,6 +44,71 @@ int pario_pgas_put_slow(pario_pgas *ctx, pario_pgas_ptr p, const void *src) {
     return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "put");
 }
 
+int pario_pgas_access_check(pario_pgas *ctx, pario_pgas_ptr p, uint32_t bytes, const char *what) {
+    int rc = pgas_check_ptr(ctx, p, what);
+    if (rc == PARIO_OK && bytes != p.elem_size)
+        rc = pgas_fail(ctx, PARIO_ERR_ARG,
+                       "pgas: %s: pointer to elements of %u bytes used for %u bytes", what,
+                       p.elem_size, bytes);
+    return rc;
+}
+
+/* The off-node halves of the unchecked accesses check what gas needs: a
+ * rank of the team and bytes inside the heaps. */
+static int check_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint32_t bytes,
+                     const char *what) {
+    if (rank < (uint32_t)ctx->nranks && bytes > 0 && addr >= ctx->sym_lo && addr < ctx->local_hi &&
+        bytes <= ctx->local_hi - addr)
+        return PARIO_OK;
+    return pgas_fail(ctx, PARIO_ERR_ARG,
+                     "pgas: %s: %u bytes at rank %u, addr %llu: not in the shared heaps of %d "
+                     "ranks",
+                     what, bytes, rank, (unsigned long long)addr, ctx->nranks);
+}
+
+int pario_pgas_get_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, void *dst, uint32_t bytes) {
+    int rc = check_far(ctx, rank, addr, bytes, "pario_pgas_load");
+    if (rc != PARIO_OK)
+        return rc;
+    if (ctx->base[rank]) { /* on this node after all: a debug build's checked call */
+        memcpy(dst, ctx->base[rank] + addr, bytes);
+        return PARIO_OK;
+    }
+    rc = pario_gas_get(ctx->team, dst, (int)rank, addr, bytes);
+    return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "get");
+}
+
+int pario_pgas_put_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, const void *src,
+                       uint32_t bytes) {
+    int rc = check_far(ctx, rank, addr, bytes, "pario_pgas_store");
+    if (rc != PARIO_OK)
+        return rc;
+    if (ctx->base[rank]) {
+        memcpy(ctx->base[rank] + addr, src, bytes);
+        return PARIO_OK;
+    }
+    rc = pario_gas_put(ctx->team, (int)rank, addr, src, bytes);
+    return rc == PARIO_OK ? rc : pgas_gas_failed(ctx, rc, "put");
+}
+
+pario_pgas_word pario_pgas_load_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint32_t bytes) {
+    pario_pgas_word w = {PARIO_OK, 0};
+    if (bytes > sizeof w.bits)
+        w.rc =
+            pgas_fail(ctx, PARIO_ERR_ARG, "pgas: pario_pgas_load_far: %u bytes in a word", bytes);
+    else
+        w.rc = pario_pgas_get_far(ctx, rank, addr, &w.bits, bytes);
+    return w;
+}
+
+int pario_pgas_store_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint64_t bits,
+                         uint32_t bytes) {
+    if (bytes > sizeof bits)
+        return pgas_fail(ctx, PARIO_ERR_ARG, "pgas: pario_pgas_store_far: %u bytes in a word",
+                         bytes);
+    return pario_pgas_put_far(ctx, rank, addr, &bits, bytes);
+}
+
 int pario_pgas_get_strict(pario_pgas *ctx, pario_pgas_ptr p, void *dst) {
     int rc = pario_pgas_fence(ctx);
     if (rc == PARIO_OK)

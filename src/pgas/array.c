@@ -50,7 +50,20 @@ pgas_run pgas_ptr_run_at(pario_pgas_ptr base, uint64_t i, uint64_t end) {
 }
 
 pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end) {
-    return pgas_ptr_run_at(a->base, i, end);
+    pario_pgas_ptr p = pario_pgas_elem(a, i);
+    uint64_t left = end - i;
+    if (p.block != 0 && p.block - p.phase < left)
+        left = p.block - p.phase;
+    return (pgas_run){left, p.rank, p.addr};
+}
+
+/* x / B and x / nranks for positions and block numbers of a (B >= 1), by
+ * the precomputed divisors when the array has them. */
+static uint64_t blocks_of(const pario_pgas_array *a, uint64_t x) {
+    return a->index_mul == 1 ? pario_pgas_div_mul(x, a->block_mul) : x / a->base.block;
+}
+static uint64_t ranks_of(const pario_pgas_array *a, uint64_t x) {
+    return a->index_mul == 1 ? pario_pgas_div_mul(x, a->ranks_mul) : x / a->base.nranks;
 }
 
 int pario_pgas_owned_next(const pario_pgas_array *a, int rank, uint64_t *cursor,
@@ -65,9 +78,10 @@ int pario_pgas_owned_next(const pario_pgas_array *a, int rank, uint64_t *cursor,
         *cursor = a->count;
         return 1;
     }
-    uint64_t k = c / b; /* first candidate block */
-    k += ((uint64_t)rank + n - k % n) % n;
-    if (k > (a->count - 1) / b)
+    uint64_t k = blocks_of(a, c);                                   /* first candidate block */
+    uint64_t ahead = (uint64_t)rank + n - (k - ranks_of(a, k) * n); /* 1 .. 2n - 1 */
+    k += ahead >= n ? ahead - n : ahead;
+    if (k > blocks_of(a, a->count - 1))
         return 0;
     uint64_t first = k * b > c ? k * b : c;
     uint64_t end = (k + 1) * b < a->count ? (k + 1) * b : a->count;
@@ -105,7 +119,7 @@ int pgas_check_array(pario_pgas *ctx, const pario_pgas_array *a, const char *wha
     int bad = a->origin < PARIO_PGAS_ALL || a->origin > PARIO_PGAS_LOCAL || a->id == 0 ||
               (a->base.block != 0 && (a->base.rank != 0 || a->base.phase != 0)) ||
               part_bytes(a->count, a->base.elem_size, a->base.block, ctx->nranks, &bytes) ||
-              bytes > ctx->local_hi - a->base.addr;
+              bytes > ctx->local_hi - a->base.addr || !pgas_divisors_valid(a);
     if (bad)
         return pgas_fail(ctx, PARIO_ERR_ARG, "pgas: %s: not a shared array of this context", what);
     return PARIO_OK;
@@ -158,9 +172,10 @@ static int check_alloc_args(pario_pgas *ctx, uint64_t count, uint32_t elem_size,
 static pario_pgas_array make_array(pario_pgas *ctx, uint64_t count, uint32_t elem_size,
                                    uint64_t block, int home, uint64_t offset, uint64_t id,
                                    int origin) {
-    pario_pgas_array a = {{0}, count, id, (uint32_t)origin, 0};
+    pario_pgas_array a = {{0}, count, id, (uint32_t)origin, 0, 0, 0};
     a.base =
         (pario_pgas_ptr){offset, 0, block, elem_size, (uint32_t)home, (uint32_t)ctx->nranks, 0};
+    pgas_set_divisors(&a);
     return a;
 }
 

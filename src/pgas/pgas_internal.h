@@ -152,6 +152,12 @@ int pgas_coll_end(pario_pgas *ctx, const char *what, int flags, int rc);
 /* Checks the start of an MPI non-blocking call (mrc) and completes *req. */
 int pgas_coll_mpi(pario_pgas *ctx, const char *what, int mrc, MPI_Request *req);
 
+/* ---- pointer arithmetic (ptr.c) ---- */
+/* Fills a's precomputed divisors (index_mul, block_mul, ranks_mul). */
+void pgas_set_divisors(pario_pgas_array *a);
+/* 1 when a's divisors are absent (all zero) or those pgas_set_divisors sets. */
+int pgas_divisors_valid(const pario_pgas_array *a);
+
 /* ---- layout (array.c) ---- */
 /* PARIO_OK if p is a pointer into this context's heaps. */
 int pgas_check_ptr(pario_pgas *ctx, pario_pgas_ptr p, const char *what);

@@ -1,6 +1,7 @@
 /* pgas: element get/put, strict access, memget/memput/memcpy/memset, byte
  * exact, on every layout and element size; arrays from all_alloc,
- * global_alloc and alloc, freed by other ranks. */
+ * global_alloc and alloc, freed by other ranks; the unchecked load/store
+ * (generic for 1 .. 16 bytes, typed) against get. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -97,6 +98,108 @@ static void check_copy_set(pario_pgas *ctx, const pario_pgas_array *a, const par
     free(buf);
 }
 
+/* The unchecked accesses: every rank stores the elements i with i % nranks
+ * == rank through a pointer stepped by ptr_inc (elements of other ranks go
+ * the off-node way across nodes); every rank then walks the whole array
+ * with load, against the bytes, against the checked get and against elem. */
+static void check_load_store(pario_pgas *ctx, const pario_pgas_array *a, int salt) {
+    uint64_t rank = (uint64_t)pario_pgas_mythread(ctx), n = (uint64_t)pario_pgas_threads(ctx);
+    uint32_t es = a->base.elem_size;
+    unsigned char *buf = malloc(es), *got = malloc(es);
+    pario_pgas_ptr p = pario_pgas_elem(a, 0);
+    for (uint64_t i = 0; i < a->count; i++, p = pario_pgas_ptr_inc(p)) {
+        if (i % n != rank)
+            continue;
+        test_fill(buf, i, 1, es, salt);
+        PT_EQ(pario_pgas_store(ctx, p, buf), PARIO_OK);
+    }
+    PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
+    uint64_t bad = 0;
+    p = pario_pgas_elem(a, 0);
+    for (uint64_t i = 0; i < a->count; i++, p = pario_pgas_ptr_inc(p)) {
+        memset(buf, 0, es);
+        memset(got, 0xa5, es);
+        bad += pario_pgas_load(ctx, p, buf) != PARIO_OK;
+        bad += pario_pgas_get(ctx, pario_pgas_elem(a, i), got) != PARIO_OK;
+        bad += test_mismatch(buf, i, 1, es, salt) + (memcmp(buf, got, es) != 0);
+        bad +=
+            !pario_pgas_ptr_eq(p, pario_pgas_elem(a, i)) || p.phase != pario_pgas_elem(a, i).phase;
+    }
+    PT_EQ(bad, 0);
+    PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
+    free(buf);
+    free(got);
+}
+
+/* Every element size from 1 to 16 bytes with B = 0, 1, 3 and [*]. */
+static void check_unchecked_sizes(pario_pgas *ctx) {
+    const uint64_t bs[] = {0, 1, 3, PARIO_PGAS_BLOCK_FIT};
+    for (size_t b = 0; b < sizeof bs / sizeof *bs; b++)
+        for (uint32_t es = 1; es <= 16; es++) {
+            pario_pgas_array a;
+            PT_EQ(pario_pgas_all_alloc(ctx, COUNT, es, bs[b], &a), PARIO_OK);
+            check_load_store(ctx, &a, (int)(es * 3 + b));
+            PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
+        }
+}
+
+/* A value of every type for element i, in -100 .. 99 (exact in float). */
+#define TYPED_VALUE(T, i) ((T)((int64_t)((i)*37 % 200) - 100))
+
+/* The typed forms of one type: the same pattern as check_load_store, the
+ * value compared as the type and as bytes against get. */
+#define CHECK_TYPED(NAME, T)                                                                       \
+    static void check_typed_##NAME(pario_pgas *ctx, uint64_t block) {                              \
+        uint64_t rank = (uint64_t)pario_pgas_mythread(ctx);                                        \
+        uint64_t n = (uint64_t)pario_pgas_threads(ctx);                                            \
+        pario_pgas_array a;                                                                        \
+        PT_EQ(pario_pgas_all_alloc(ctx, COUNT, sizeof(T), block, &a), PARIO_OK);                   \
+        pario_pgas_ptr p = pario_pgas_elem(&a, 0);                                                 \
+        for (uint64_t i = 0; i < COUNT; i++, p = pario_pgas_ptr_inc(p))                            \
+            if (i % n == rank)                                                                     \
+                PT_EQ(pario_pgas_store_##NAME(ctx, p, TYPED_VALUE(T, i)), PARIO_OK);               \
+        PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);                                  \
+        uint64_t bad = 0;                                                                          \
+        p = pario_pgas_elem(&a, 0);                                                                \
+        for (uint64_t i = 0; i < COUNT; i++, p = pario_pgas_ptr_inc(p)) {                          \
+            T v = (T)1;                                                                            \
+            unsigned char g[16] = {0}; /* get copies elem_size bytes: a buffer of any size */      \
+            bad += pario_pgas_load_##NAME(ctx, p, &v) != PARIO_OK;                                 \
+            bad += pario_pgas_get(ctx, pario_pgas_elem(&a, i), g) != PARIO_OK;                     \
+            bad += v != TYPED_VALUE(T, i) || memcmp(&v, g, sizeof v) != 0;                         \
+        }                                                                                          \
+        PT_EQ(bad, 0);                                                                             \
+        PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);                                  \
+        PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);                                             \
+    }
+
+CHECK_TYPED(double, double)
+CHECK_TYPED(float, float)
+CHECK_TYPED(i8, int8_t)
+CHECK_TYPED(i16, int16_t)
+CHECK_TYPED(i32, int32_t)
+CHECK_TYPED(i64, int64_t)
+CHECK_TYPED(u8, uint8_t)
+CHECK_TYPED(u16, uint16_t)
+CHECK_TYPED(u32, uint32_t)
+CHECK_TYPED(u64, uint64_t)
+
+static void check_typed(pario_pgas *ctx) {
+    const uint64_t bs[] = {0, 1, 3, PARIO_PGAS_BLOCK_FIT};
+    for (size_t b = 0; b < sizeof bs / sizeof *bs; b++) {
+        check_typed_double(ctx, bs[b]);
+        check_typed_float(ctx, bs[b]);
+        check_typed_i8(ctx, bs[b]);
+        check_typed_i16(ctx, bs[b]);
+        check_typed_i32(ctx, bs[b]);
+        check_typed_i64(ctx, bs[b]);
+        check_typed_u8(ctx, bs[b]);
+        check_typed_u16(ctx, bs[b]);
+        check_typed_u32(ctx, bs[b]);
+        check_typed_u64(ctx, bs[b]);
+    }
+}
+
 static void check_layout(pario_pgas *ctx, uint64_t block, uint32_t es, int salt) {
     int n = pario_pgas_threads(ctx);
     pario_pgas_array a, src;
@@ -188,6 +291,8 @@ int main(int argc, char **argv) {
             check_layout(ctx, blocks[b], sizes[s], salt += 5);
     check_strict_and_at(ctx);
     check_global_and_local(ctx);
+    check_unchecked_sizes(ctx);
+    check_typed(ctx);
     PT_EQ(pario_pgas_finalize(&ctx), PARIO_OK);
     PT_CHECK(ctx == NULL);
     return ptest_finish();

@@ -1,10 +1,14 @@
 /* pgas: every bad input gets an error code and a message, never a crash or
  * a hang: indices out of bounds, pointers not to shared memory, double
  * frees, collective allocations that differ between ranks (every rank gets
- * the error), memget past the end, full heaps, mismatched init. */
+ * the error), memget past the end, full heaps, mismatched init; the
+ * unchecked accesses in a debug build and their off-node halves; arrays whose
+ * precomputed divisors are not those of their layout. */
 #include <stdint.h>
 #include <stdlib.h>
 
+/* The unchecked load/store check their pointers as in a debug build. */
+#define PARIO_PGAS_DEBUG_CHECKS 1
 #include "pgas_test.h"
 
 static void check_bounds(pario_pgas *ctx) {
@@ -149,6 +153,90 @@ static void check_init_mismatch(void) {
     PT_EQ(pario_pgas_finalize(NULL), PARIO_ERR_ARG);
 }
 
+/* Debug-build checks of load/store, and the checks of the off-node halves,
+ * which every build makes. Nothing is read or written on failure. */
+static void check_unchecked(pario_pgas *ctx) {
+    int n = pario_pgas_threads(ctx);
+    pario_pgas_array a;
+    PT_EQ(pario_pgas_all_alloc(ctx, 8, 4, 1, &a), PARIO_OK);
+    pario_pgas_ptr p = pario_pgas_elem(&a, 0), null = {0, 0, 0, 0, 0, 0, 0};
+    double d = 1.5;
+    int32_t v = 7;
+    PT_EQ(pario_pgas_load_double(ctx, p, &d), PARIO_ERR_ARG); /* 4-byte elements */
+    PT_CHECK(test_msg_has(ctx, "pario_pgas_load_double"));
+    PT_CHECK(test_msg_has(ctx, "elements of 4 bytes used for 8 bytes"));
+    PT_CHECK(d == 1.5);
+    PT_EQ(pario_pgas_store_i64(ctx, p, 3), PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_load(ctx, null, &v), PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "null pointer-to-shared"));
+    pario_pgas_ptr bad = p;
+    bad.rank = (uint32_t)n;
+    PT_EQ(pario_pgas_store_i32(ctx, bad, 1), PARIO_ERR_ARG);
+    bad = p;
+    bad.addr = 3;
+    PT_EQ(pario_pgas_store(ctx, bad, &v), PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "outside the shared heaps"));
+    PT_EQ(pario_pgas_store_i32(ctx, p, 42), PARIO_OK);
+    PT_EQ(pario_pgas_load_i32(ctx, p, &v), PARIO_OK);
+    PT_EQ(v, 42);
+    /* the off-node halves: a rank of the team and bytes inside the heaps */
+    uint64_t end = pario_pgas_map(ctx)->heap_hi;
+    pario_pgas_word w = pario_pgas_load_far(ctx, (uint32_t)n, p.addr, 4);
+    PT_EQ(w.rc, PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "not in the shared heaps"));
+    PT_EQ(pario_pgas_load_far(ctx, 0, 0, 4).rc, PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_load_far(ctx, 0, p.addr, 9).rc, PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "9 bytes in a word"));
+    PT_EQ(pario_pgas_store_far(ctx, 0, end - 4, 0, 8), PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_store_far(ctx, 0, p.addr, 0, 0), PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_get_far(ctx, 0, end, &v, 1), PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_put_far(ctx, 0, UINT64_MAX, &v, 1), PARIO_ERR_ARG);
+    PT_EQ(pario_pgas_access_check(ctx, p, 4, "x"), PARIO_OK);
+    PT_EQ(pario_pgas_access_check(ctx, p, 2, "x"), PARIO_ERR_ARG);
+    PT_EQ(v, 42);
+    PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
+    PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
+}
+
+/* An array whose divisors do not fit its layout is not an array (the
+ * checked calls refuse it); one without divisors (all zero) is, and elem
+ * then divides, with the same result. */
+static void check_divisors(pario_pgas *ctx) {
+    int rank = pario_pgas_mythread(ctx);
+    pario_pgas_array a;
+    PT_EQ(pario_pgas_all_alloc(ctx, 60, 8, 7, &a), PARIO_OK);
+    PT_EQ(a.index_mul, 1);
+    int64_t v = rank, got = -1;
+    PT_EQ(pario_pgas_put_at(ctx, &a, (uint64_t)rank, &v), PARIO_OK);
+    PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
+    pario_pgas_array junk = a;
+    junk.block_mul++;
+    PT_EQ(pario_pgas_memget(ctx, &got, &junk, 0, 1), PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "not a shared array"));
+    junk = a;
+    junk.ranks_mul--;
+    PT_EQ(pario_pgas_get_at(ctx, &junk, 0, &got), PARIO_ERR_ARG);
+    junk = a;
+    junk.index_mul = 2;
+    PT_EQ(pario_pgas_get_at(ctx, &junk, 0, &got), PARIO_ERR_ARG);
+    junk = a;
+    junk.index_mul = 0; /* muls left behind */
+    PT_EQ(pario_pgas_get_at(ctx, &junk, 0, &got), PARIO_ERR_ARG);
+    pario_pgas_array plain = a;
+    plain.index_mul = 0;
+    plain.block_mul = plain.ranks_mul = 0;
+    int bad = 0;
+    for (uint64_t i = 0; i <= 60; i++) {
+        pario_pgas_ptr p = pario_pgas_elem(&a, i), q = pario_pgas_elem(&plain, i);
+        bad += !pario_pgas_ptr_eq(p, q) || p.phase != q.phase;
+    }
+    PT_EQ(bad, 0);
+    PT_EQ(pario_pgas_get_at(ctx, &plain, (uint64_t)rank, &got), PARIO_OK);
+    PT_EQ(got, rank);
+    PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
+    PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -157,6 +245,8 @@ int main(int argc, char **argv) {
     check_pointers(ctx);
     check_frees(ctx);
     check_collective_mismatch(ctx);
+    check_unchecked(ctx);
+    check_divisors(ctx);
     PT_EQ(pario_pgas_finalize(&ctx), PARIO_OK);
     check_init_mismatch();
     return ptest_finish();
