@@ -99,6 +99,9 @@ def run_once(mpi, ranks, backend, program, workdir, timeout):
         return timeout, False, load, f"timed out after {timeout} s"
     seconds = time.monotonic() - start
     out = proc.stdout + proc.stderr
+    if "cannot be preloaded" in out:  # the loader ignored the drop-in: not a pario run
+        raise pario_env.SetupError(f"{' '.join(cmd)}: the preload did not take effect:\n"
+                                   f"{out[-1000:]}")
     passed = proc.returncode == 0 and "*FAILED*" not in out
     return seconds, passed, load, "" if passed else out[-2000:]
 
