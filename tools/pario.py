@@ -7,6 +7,8 @@
                                       physical limit, interleaved and repeated
   pario bench am|put|bcast            the gas benchmarks next to plain MPI
   pario bench stream|sdes             the pgas experiments (STREAM, S-DES) next to plain C/MPI
+  pario bench hdf5                    HDF5's parallel test programs on pario and OMPIO
+                                      (built by tools/hdf5-testpar.sh)
   pario report bench.json             the Markdown summary (and --png plot) of a result
   pario report trace.json --html P    a trace (PARIO_TRACE=trace.json): Markdown, PNG,
                                       an HTML page, and advice

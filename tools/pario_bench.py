@@ -22,6 +22,7 @@ from pathlib import Path
 import pario_env
 import pario_gasbench
 import pario_pgasbench
+import pario_hdf5bench
 import pario_metabench
 import pario_report
 import pario_testbed
@@ -410,6 +411,7 @@ def add_arguments(p):
     scenarios.update((k, v.summary) for k, v in pario_gasbench.GAS_SCENARIOS.items())
     scenarios.update((k, v.summary) for k, v in pario_pgasbench.PGAS_SCENARIOS.items())
     scenarios["meta"] = pario_metabench.SUMMARY
+    scenarios["hdf5"] = pario_hdf5bench.SUMMARY
     p.add_argument("scenario", choices=list(scenarios),
                    help="; ".join(f"{k}: {v}" for k, v in scenarios.items()))
     p.add_argument("--ranks", "-n",
@@ -471,6 +473,10 @@ def add_arguments(p):
     p.add_argument("--build", help="build directory (default: the one holding this command)")
     p.add_argument("--hints", help="meta: hints for every open, key=value,... (e.g. "
                    "romio_no_indep_rw=true)")
+    p.add_argument("--hdf5-testpar",
+                   help="hdf5: the directory holding HDF5's built testpar programs (default: "
+                   "the one tools/hdf5-testpar.sh builds and caches); --variants picks "
+                   "programs by name")
     p.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                    help=f"seconds per program run (default {DEFAULT_TIMEOUT})")
 
@@ -563,9 +569,10 @@ def main(args, argv):
         return gas_main(args, argv)
     if args.scenario in pario_pgasbench.PGAS_SCENARIOS:
         return pgas_main(args, argv)
-    if args.scenario == "meta":
+    if args.scenario in ("meta", "hdf5"):
+        module = pario_metabench if args.scenario == "meta" else pario_hdf5bench
         try:
-            return pario_metabench.main(args)
+            return module.main(args)
         except pario_env.SetupError as e:
             print(f"pario bench: {e}", file=sys.stderr)
             return 1

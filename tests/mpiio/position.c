@@ -173,6 +173,79 @@ static void check_shared_pointer(const char *path) {
     CONF_EXPECT_IMAGE(path, image, FILE_LEN);
 }
 
+/* Shared pointers of files opened by disjoint groups of one split: each
+ * group's pointer counts only its own writes. Under Open MPI 4.1 such groups
+ * may get the same communicator id, and windows named by it alias one
+ * shared segment; several rounds, each with a fresh split, make a collision
+ * likely. Rank 0 of each group checks the file: every record whole and each
+ * rank's records all there, with no hole. */
+#define SPLIT_ROUNDS 8
+#define SPLIT_RECORDS 40
+#define SPLIT_INTS 4
+
+static void check_split_file(const char *path, int group_size, MPI_Comm group) {
+    static unsigned char image[CONF_IMAGE_MAX];
+    long long want = (long long)group_size * SPLIT_RECORDS * SPLIT_INTS * (long long)sizeof(int);
+    long long size = conf_read_image(path, image, sizeof image);
+    PT_EQ(size, want);
+    int counts[64] = {0};
+    const int *v = (const int *)image;
+    for (long long r = 0; size == want && r < want / (SPLIT_INTS * (long long)sizeof(int)); r++) {
+        const int *rec = v + r * SPLIT_INTS;
+        int whole =
+            rec[0] >= 0 && rec[0] < 64 && rec[1] == rec[0] && rec[2] == rec[0] && rec[3] == rec[0];
+        PT_CHECK(whole);
+        if (whole)
+            counts[rec[0]]++;
+    }
+    int world = conf_size();
+    for (int w = 0; w < world && w < 64; w++) {
+        int member = 0, grank = -1;
+        MPI_Group wg, gg;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        MPI_Comm_group(group, &gg);
+        MPI_Group_translate_ranks(wg, 1, &w, gg, &grank);
+        MPI_Group_free(&wg);
+        MPI_Group_free(&gg);
+        member = grank != MPI_UNDEFINED;
+        PT_EQ(counts[w], member ? SPLIT_RECORDS : 0);
+    }
+}
+
+static void split_round(int round) {
+    int rank = conf_rank(), color = rank % 2;
+    MPI_Comm group;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &group);
+    int grank = 0, gsize = 1;
+    MPI_Comm_rank(group, &grank);
+    MPI_Comm_size(group, &gsize);
+    char name[64], path[CONF_PATH_MAX];
+    snprintf(name, sizeof name, "position-split%d-%d.dat", color, round);
+    conf_path(path, name);
+    if (grank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh = MPI_FILE_NULL;
+    if (PT_MPI_OK(
+            MPI_File_open(group, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh))) {
+        int rec[SPLIT_INTS] = {rank, rank, rank, rank};
+        for (int i = 0; i < SPLIT_RECORDS; i++)
+            PT_MPI_OK(MPI_File_write_shared(fh, rec, SPLIT_INTS, MPI_INT, MPI_STATUS_IGNORE));
+        PT_MPI_OK(MPI_File_close(&fh));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (grank == 0) {
+        check_split_file(path, gsize, group);
+        unlink(path);
+    }
+    MPI_Comm_free(&group);
+}
+
+static void check_shared_pointer_split(void) {
+    for (int round = 0; round < SPLIT_ROUNDS; round++)
+        split_round(round);
+}
+
 /* get_type_extent gives the extent in the file's data representation; for
  * "native" that is the type's own extent. */
 static void check_type_extent(const char *path) {
@@ -201,6 +274,7 @@ int main(int argc, char **argv) {
     check_write_at_pointer(path);
     check_negative_seek(path);
     check_shared_pointer(path);
+    check_shared_pointer_split();
     check_type_extent(path);
     return ptest_finish();
 }

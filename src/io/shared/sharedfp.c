@@ -9,16 +9,29 @@
 #include "io/async/async.h"
 #include "io/indep/rw.h"
 
+/* The counter's window on fh->comm. On one node (every rank agreed on
+ * fh->nnodes) it is a shared-memory window: Open MPI 4.1 names the backing
+ * file of an MPI_Win_allocate window by host, job and communicator id only,
+ * and disjoint groups of one split may get the same id, so two files' shared
+ * pointers would count in one segment; its shared-memory windows carry the
+ * creator's rank in the name. */
+static int allocate_counter(pario_file *fh, MPI_Aint size, int64_t **base) {
+    if (fh->nnodes == 1)
+        return MPI_Win_allocate_shared(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, base,
+                                       &fh->shared_win);
+    return MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, base,
+                            &fh->shared_win);
+}
+
 /* The counter's window, locked for passive access (a window that exists is
- * always locked, so io_shared_free can unlock it). MPI_Win_allocate lets MPI place it in shared
- * memory, where a fetch-and-add needs nothing from rank 0; Open MPI 4.1 sometimes fails to set up
- * that shared segment (a race in its backing files), and then every rank falls back to a window
- * over memory of its own, where updates are just as atomic but may wait for rank 0 to enter MPI. */
+ * always locked, so io_shared_free can unlock it). MPI places it in shared
+ * memory, where a fetch-and-add needs nothing from rank 0; when MPI fails to
+ * set that up, every rank falls back to a window over memory of its own, where
+ * updates are just as atomic but may wait for rank 0 to enter MPI. */
 static int shared_window(pario_file *fh) {
     MPI_Aint size = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
     int64_t *base = NULL;
-    int ok = MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, &base,
-                              &fh->shared_win) == MPI_SUCCESS;
+    int ok = allocate_counter(fh, size, &base) == MPI_SUCCESS;
     int all_ok = 0, any_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
     MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, fh->comm);
@@ -113,8 +126,8 @@ static int shared_independent(pario_file *fh, rw_call *c, void *buf, MPI_Count c
     return io_rw_independent(fh, c, buf, count, type, bytes);
 }
 
-static int shared_start(pario_file *fh, rw_call *c, void *buf, MPI_Count count,
-                        MPI_Datatype type, pario_request **req) {
+static int shared_start(pario_file *fh, rw_call *c, void *buf, MPI_Count count, MPI_Datatype type,
+                        pario_request **req) {
     *req = NULL;
     int rc = shared_claim(fh, c, count, type);
     return rc == PARIO_OK ? io_rw_start(fh, c, buf, count, type, req) : rc;
@@ -126,8 +139,8 @@ int pario_file_iread_shared(pario_file *fh, void *buf, MPI_Count count, MPI_Data
     return shared_start(fh, &c, buf, count, type, req);
 }
 
-int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count,
-                             MPI_Datatype type, pario_request **req) {
+int pario_file_iwrite_shared(pario_file *fh, const void *buf, MPI_Count count, MPI_Datatype type,
+                             pario_request **req) {
     rw_call c = {"iwrite_shared", 1, 1, 1, 0};
     return shared_start(fh, &c, (void *)buf, count, type, req);
 }
