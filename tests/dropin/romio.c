@@ -140,6 +140,18 @@ static void check_prefixes(void) {
     rc = open_with("ufs:", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
     PT_MPI_CLASS(rc, MPI_ERR_BAD_FILE);
 
+    /* One rank alone names an unknown prefix, after earlier opens left the
+     * communicator's file kit parked: every rank fails, none waits for it. */
+    int nranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (nranks > 1) {
+        dropin_fresh_path(path, "unknown-one.dat");
+        snprintf(name, sizeof name, "%s%s", dropin_rank() == nranks - 1 ? "bogus:" : "", path);
+        rc = open_with(name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+        PT_MPI_CLASS(rc, MPI_ERR_IO);
+        DROPIN_STRING_HAS(rc, "bogus:");
+    }
+
     /* Delete strips the prefix too. */
     check_prefix_opens("ufs:", "deleted.dat");
     snprintf(name, sizeof name, "ufs:%s", ptest_path("deleted.dat"));
