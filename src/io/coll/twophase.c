@@ -328,14 +328,16 @@ static int exchange_meta(twophase *t, cycle *c) {
     return wait_all(t->reqs, nreq);
 }
 
-/* The pieces rank r sent, as a datatype over the window buffer starting at ws. */
-static int pieces_type(const coll_plan *p, const int64_t *m, int64_t n, int64_t ws,
-                       MPI_Datatype *type) {
+/* n (position, length) pairs as one byte datatype: each at its place in
+ * the window starting at ws under plan p, or, without a plan, at its
+ * position less ws. */
+static int pairs_type(const coll_plan *p, const int64_t *m, int64_t n, int64_t ws,
+                      MPI_Datatype *type) {
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
     int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
     for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
-        disps[i] = (MPI_Aint)coll_plan_place(p, ws, m[2 * i]);
+        disps[i] = (MPI_Aint)(p ? coll_plan_place(p, ws, m[2 * i]) : m[2 * i] - ws);
         lens[i] = (int)m[2 * i + 1];
     }
     if (rc == PARIO_OK &&
@@ -518,21 +520,7 @@ static void exchange_with_self(twophase *t, int slot, const int64_t *m, int64_t 
  * datatype of them over the user's memory. */
 static int segments_type(const twophase *t, const cycle *c, int a, MPI_Datatype *type) {
     const int64_t *g = (const int64_t *)c->segs.p + 2 * c->seg_at[a];
-    int64_t n = c->seg_at[a + 1] - c->seg_at[a];
-    int *lens = malloc((size_t)n * sizeof *lens);
-    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
-    for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
-        disps[i] = (MPI_Aint)(g[2 * i] - t->pos);
-        lens[i] = (int)g[2 * i + 1];
-    }
-    if (rc == PARIO_OK &&
-        (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) != MPI_SUCCESS ||
-         MPI_Type_commit(type) != MPI_SUCCESS))
-        rc = PARIO_ERR_COMM;
-    free(lens);
-    free(disps);
-    return rc;
+    return pairs_type(NULL, g, c->seg_at[a + 1] - c->seg_at[a], t->pos, type);
 }
 
 /* Move the data of the cycle in `slot`: aggregators through per-sender piece
@@ -555,7 +543,7 @@ static int exchange_data(twophase *t, int slot) {
             exchange_with_self(t, slot, m + 2 * at, n);
             continue;
         }
-        if ((rc = pieces_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
+        if ((rc = pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
             break;
         if (t->write)
             MPI_Irecv(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
