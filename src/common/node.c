@@ -15,10 +15,18 @@ static int node_size_from_env(void) {
 }
 
 int pario_node_comm(MPI_Comm comm, MPI_Comm *node) {
+    int host_ranks = 0;
+    return pario_node_comm_host(comm, node, &host_ranks);
+}
+
+int pario_node_comm_host(MPI_Comm comm, MPI_Comm *node, int *host_ranks) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm shared;
     int rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
+    *host_ranks = 0;
+    if (rc == MPI_SUCCESS)
+        MPI_Comm_size(shared, host_ranks);
     int k = node_size_from_env();
     if (rc != MPI_SUCCESS || k == 0) {
         *node = rc == MPI_SUCCESS ? shared : MPI_COMM_NULL;

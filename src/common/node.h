@@ -10,5 +10,8 @@
  * for several nodes (PARIO_NODE_SIZE=1: every rank its own node); the
  * multi-node paths of gas and io are tested that way. Returns an MPI code. */
 int pario_node_comm(MPI_Comm comm, MPI_Comm *node);
+/* pario_node_comm, and *host_ranks: how many ranks of comm share the
+ * caller's machine as MPI sees it (PARIO_NODE_SIZE aside). */
+int pario_node_comm_host(MPI_Comm comm, MPI_Comm *node, int *host_ranks);
 
 #endif

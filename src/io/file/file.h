@@ -58,6 +58,8 @@ struct pario_file {
     int rank, nranks;
     int nnodes;    /* shared-memory nodes spanned by comm */
     int node_rank; /* this rank's index among the ranks of its node */
+    int one_host;  /* MPI sees every rank of comm on one machine (PARIO_NODE_SIZE
+                      may still cut it into several nodes) */
     int *cb_ranks; /* ranks cb_config_list lets aggregate, ascending (io/coll/place.c) */
     int ncb_ranks;
     struct coll_range *coll_ranges; /* every rank's range in a collective call (nranks) */

@@ -27,7 +27,7 @@ struct io_parked {
     int refs;               /* the attribute's and every open file's */
     int attached;           /* still an attribute of the communicator, and on every rank */
     int has_layout;
-    int nnodes, node_rank;
+    int nnodes, node_rank, one_host;
     int has_idle; /* a communicator and window no file uses */
     MPI_Comm idle_comm;
     MPI_Win idle_win;
@@ -160,10 +160,13 @@ int io_parked_ready(MPI_Comm comm) {
 static void node_layout(pario_file *fh) {
     MPI_Comm node;
     int leader = 0;
+    int host_ranks = 0;
     fh->nnodes = 1;
     fh->node_rank = fh->rank;
-    if (pario_node_comm(fh->comm, &node) != MPI_SUCCESS)
+    fh->one_host = 0;
+    if (pario_node_comm_host(fh->comm, &node, &host_ranks) != MPI_SUCCESS)
         return;
+    fh->one_host = host_ranks == fh->nranks;
     MPI_Comm_rank(node, &fh->node_rank);
     leader = fh->node_rank == 0;
     MPI_Allreduce(&leader, &fh->nnodes, 1, MPI_INT, MPI_SUM, fh->comm);
@@ -189,6 +192,7 @@ static int kit_make(pario_file *fh, MPI_Comm comm, io_parked *p, int rc, pario_e
     if (p && p->has_layout) {
         fh->nnodes = p->nnodes;
         fh->node_rank = p->node_rank;
+        fh->one_host = p->one_host;
     } else {
         node_layout(fh);
     }
@@ -196,6 +200,7 @@ static int kit_make(pario_file *fh, MPI_Comm comm, io_parked *p, int rc, pario_e
         p->has_layout = 1;
         p->nnodes = fh->nnodes;
         p->node_rank = fh->node_rank;
+        p->one_host = fh->one_host;
     }
     return io_shared_create(fh, err);
 }
@@ -212,6 +217,7 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
     fh->shared_mem = p->idle_mem;
     fh->nnodes = p->nnodes;
     fh->node_rank = p->node_rank;
+    fh->one_host = p->one_host;
     p->has_idle = 0;
     p->idle_comm = MPI_COMM_NULL;
     p->idle_win = MPI_WIN_NULL;

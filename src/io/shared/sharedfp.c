@@ -9,14 +9,16 @@
 #include "io/async/async.h"
 #include "io/indep/rw.h"
 
-/* The counter's window on fh->comm. On one node (every rank agreed on
- * fh->nnodes) it is a shared-memory window: Open MPI 4.1 names the backing
- * file of an MPI_Win_allocate window by host, job and communicator id only,
- * and disjoint groups of one split may get the same id, so two files' shared
- * pointers would count in one segment; its shared-memory windows carry the
- * creator's rank in the name. */
+/* The counter's window on fh->comm. On one machine (MPI's, whatever nodes
+ * PARIO_NODE_SIZE simulates) it is a shared-memory window: Open MPI 4.1
+ * names the backing file of an MPI_Win_allocate window by host, job and
+ * communicator id only, and disjoint groups of one split may get the same
+ * id, so two files' shared pointers would count in one segment; its
+ * shared-memory windows carry the creator's rank in the name. Across
+ * machines MPI_Win_allocate is still used (the same clash is possible for
+ * groups that share a machine: not mended). */
 static int allocate_counter(pario_file *fh, MPI_Aint size, int64_t **base) {
-    if (fh->nnodes == 1)
+    if (fh->one_host)
         return MPI_Win_allocate_shared(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, base,
                                        &fh->shared_win);
     return MPI_Win_allocate(size, (int)sizeof(int64_t), MPI_INFO_NULL, fh->comm, base,
