@@ -129,6 +129,41 @@ static int64_t targets_to_serve(const pario_file *fh, int naggr) {
     return s->layout.factor;
 }
 
+/* Per-target windows of whole stripes (halved when pipelined, as contiguous
+ * cycles are) over whole groups of aggregators, the ones past them resting;
+ * 0 when a window cannot hold a stripe, with p left for contiguous domains. */
+static int per_target_plan(coll_plan *p, int64_t factor, int naggr, int64_t lo, int64_t hi,
+                           int64_t cb, int64_t cycle, int pipelined) {
+    p->factor = factor;
+    p->group = naggr / factor;
+    p->per_target = per_target_cycles(p, lo, hi);
+    if (p->per_target && pipelined && p->ncycles > 1 && cb >= 2) {
+        p->halved = 1;
+        p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
+        p->per_target = per_target_cycles(p, lo, hi);
+    }
+    if (!p->per_target) {
+        p->halved = 0;
+        p->cycle_bytes = cycle < cb ? cycle : cb;
+        return 0;
+    }
+    p->naggr = (int)(naggr / factor * factor);
+    per_target_domains(p, lo, hi);
+    return 1;
+}
+
+/* Contiguous domains of whole units, in cycles (halved when pipelined). */
+static void contiguous_plan(coll_plan *p, int64_t lo, int64_t hi, int64_t cb, int64_t cycle,
+                            int pipelined) {
+    int64_t longest = contiguous_domains(p, lo, hi);
+    contiguous_cycles(p, longest);
+    if (pipelined && p->ncycles > 1 && cb >= 2) {
+        p->halved = 1;
+        p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
+        contiguous_cycles(p, longest);
+    }
+}
+
 int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined) {
     int64_t lo, hi;
     union_of(fh, r, &lo, &hi);
@@ -137,13 +172,7 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
     int64_t factor = targets_to_serve(fh, naggr);
     if (plan_alloc(p, naggr) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
-    /* Per target: whole groups only (the aggregators past them rest). */
-    p->naggr = factor > 0 ? (int)(naggr / factor * factor) : naggr;
-    for (int i = 0; i < p->naggr; i++) {
-        p->aggr[i] = io_coll_aggregator(fh, i, naggr);
-        if (p->aggr[i] == fh->rank)
-            p->my_aggr = i;
-    }
+    p->naggr = naggr;
     p->unit = factor > 0                    ? fh->io.stripe->layout.unit
               : fh->hints.striping_unit > 0 ? fh->hints.striping_unit
                                             : 1;
@@ -152,33 +181,11 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
      * several cycles are pipelined two windows must fit in cb_buffer_size. */
     int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
     p->cycle_bytes = cycle < cb ? cycle : cb;
-    if (factor > 0) {
-        p->factor = factor;
-        p->group = naggr / factor;
-        p->per_target = per_target_cycles(p, lo, hi);
-        if (p->per_target && pipelined && p->ncycles > 1 && cb >= 2) {
-            p->halved = 1;
-            p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
-            p->per_target = per_target_cycles(p, lo, hi);
-        }
-        if (p->per_target) {
-            per_target_domains(p, lo, hi);
-            return PARIO_OK;
-        }
-        p->halved = 0; /* a stripe larger than a window: contiguous domains after all */
-        p->cycle_bytes = cycle < cb ? cycle : cb;
-        p->naggr = naggr;
-        for (int i = 0; i < naggr; i++)
-            if ((p->aggr[i] = io_coll_aggregator(fh, i, naggr)) == fh->rank)
-                p->my_aggr = i;
-    }
-    int64_t longest = contiguous_domains(p, lo, hi);
-    contiguous_cycles(p, longest);
-    if (pipelined && p->ncycles > 1 && cb >= 2) {
-        p->halved = 1;
-        p->cycle_bytes = cycle < cb / 2 ? cycle : cb / 2;
-        contiguous_cycles(p, longest);
-    }
+    if (!(factor > 0 && per_target_plan(p, factor, naggr, lo, hi, cb, cycle, pipelined)))
+        contiguous_plan(p, lo, hi, cb, cycle, pipelined);
+    for (int i = 0; i < p->naggr; i++)
+        if ((p->aggr[i] = io_coll_aggregator(fh, i, naggr)) == fh->rank)
+            p->my_aggr = i;
     return PARIO_OK;
 }
 
