@@ -213,24 +213,37 @@ double io_trace_enter(io_trace *t, io_trace_inflight *in) {
     return io_trace_now();
 }
 
+/* Counts one storage request (t->lock held). */
+static void count_request(io_trace *t, int op, int flags, int64_t off, int64_t bytes, double dur) {
+    stat_add(t, &t->rec.phys[op], off, bytes, dur);
+    t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;
+    t->rec.storage_time_in_calls += dur;
+}
+
+/* Logs one storage request as an event of its own (t->lock held). */
+static void log_request(io_trace *t, int op, int flags, int64_t off, int64_t bytes, double t0,
+                        double dur) {
+    io_trace_event e = {.t = t0,
+                        .off = off,
+                        .bytes = bytes < 0 ? 0 : bytes,
+                        .dur = (float)dur,
+                        .flags = (int16_t)(flags | (bytes < 0 ? IO_TRACE_FAILED : 0)),
+                        .layer = 1,
+                        .op = (int8_t)op,
+                        .view = -1};
+    event_add(t, &e);
+}
+
 /* Records the request a call kept (t->lock held): counted as every storage
  * call is; 1 when it is the call's own, one for one (its direction, offset
  * and bytes), so the call's event carries it. */
 static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, int64_t off,
                                int64_t bytes) {
-    stat_add(t, &t->rec.phys[in->op], in->off, in->bytes, in->dur);
-    t->rec.storage_time_in_calls += in->dur;
+    count_request(t, in->op, 0, in->off, in->bytes, in->dur);
     if (in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off && in->bytes == bytes &&
         bytes > 0)
         return 1;
-    io_trace_event e = {.t = in->start,
-                        .off = in->off,
-                        .bytes = in->bytes,
-                        .dur = (float)in->dur,
-                        .layer = 1,
-                        .op = (int8_t)in->op,
-                        .view = -1};
-    event_add(t, &e);
+    log_request(t, in->op, 0, in->off, in->bytes, in->start, in->dur);
     return 0;
 }
 
@@ -298,18 +311,8 @@ void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double 
     if (keep_in_call(t, op, flags, off, bytes, t0, now))
         return;
     pthread_mutex_lock(&t->lock);
-    stat_add(t, &t->rec.phys[op], off, bytes, now - t0);
-    t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;
-    t->rec.storage_time_in_calls += now - t0;
-    io_trace_event e = {.t = t0,
-                        .off = off,
-                        .bytes = bytes < 0 ? 0 : bytes,
-                        .dur = (float)(now - t0),
-                        .flags = (int16_t)(flags | (bytes < 0 ? IO_TRACE_FAILED : 0)),
-                        .layer = 1,
-                        .op = (int8_t)op,
-                        .view = -1};
-    event_add(t, &e);
+    count_request(t, op, flags, off, bytes, now - t0);
+    log_request(t, op, flags, off, bytes, t0, now - t0);
     pthread_mutex_unlock(&t->lock);
 }
 
