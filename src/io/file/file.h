@@ -119,10 +119,10 @@ struct pario_file {
 typedef struct io_parked io_parked;
 /* Collective on comm: fh->comm, fh->shared_win, fh->nnodes and
  * fh->node_rank, from a parked set when there is one (no MPI call; returns
- * rc), else made (a fixed number of collective calls, agreed with rc). */
+ * PARIO_OK whatever rc is, so the caller's later steps agree on rc), else
+ * made (a fixed number of collective calls; returns their outcome agreed
+ * with rc, the same on every rank). */
 int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err);
-/* Whether take will find a parked set (the same on every rank). */
-int io_parked_ready(MPI_Comm comm);
 /* At close, after the last agreement: parks fh's communicator and window
  * for the next open, else frees them (collective). */
 void io_parked_give(pario_file *fh);

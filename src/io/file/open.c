@@ -272,12 +272,10 @@ static pario_file *file_new(MPI_Comm comm, const io_name *name, int amode) {
  * on comm (made by the first open there), rank 0's outcome and hints (one
  * broadcast), every rank's outcome (one allreduce). */
 static int open_steps(pario_file *fh, MPI_Comm comm, MPI_Info info, int rc, pario_error *err) {
-    /* Making the kit agrees on rc (its failure is every rank's); a parked
-     * kit is taken with no agreement, so this rank's own failure goes on
-     * through the steps, where the others learn it. */
-    int parked = io_parked_ready(comm);
+    /* A failure of taking the kit is every rank's; this rank's own rc goes
+     * on through the steps, where the others learn it. */
     int taken = io_parked_take(fh, comm, rc, err);
-    if (!parked && taken != PARIO_OK)
+    if (taken != PARIO_OK)
         return taken;
     int settled = 0;
     open_news news;

@@ -150,11 +150,6 @@ void io_parked_finalize(void) {
     }
 }
 
-int io_parked_ready(MPI_Comm comm) {
-    io_parked *p = parked_of(comm);
-    return p && p->attached && p->has_idle;
-}
-
 /* The shared-memory nodes comm spans, and this rank's index on its node
  * (PARIO_NODE_SIZE may cut a machine into several: common/node.h). */
 static void node_layout(pario_file *fh) {
@@ -222,7 +217,7 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
     p->idle_comm = MPI_COMM_NULL;
     p->idle_win = MPI_WIN_NULL;
     p->idle_mem = NULL;
-    return rc;
+    return PARIO_OK;
 }
 
 void io_parked_give(pario_file *fh) {
