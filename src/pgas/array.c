@@ -41,20 +41,19 @@ uint64_t pario_pgas_local_count(const pario_pgas_array *a, int rank) {
     return elems;
 }
 
-pgas_run pgas_ptr_run_at(pario_pgas_ptr base, uint64_t i, uint64_t end) {
-    pario_pgas_ptr p = pario_pgas_ptr_add(base, (int64_t)i);
-    uint64_t left = end - i;
-    if (base.block != 0 && base.block - p.phase < left)
-        left = base.block - p.phase;
-    return (pgas_run){left, p.rank, p.addr};
-}
-
-pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end) {
-    pario_pgas_ptr p = pario_pgas_elem(a, i);
-    uint64_t left = end - i;
+/* The run from element p on: at most left elements, within p's block. */
+static pgas_run run_from(pario_pgas_ptr p, uint64_t left) {
     if (p.block != 0 && p.block - p.phase < left)
         left = p.block - p.phase;
     return (pgas_run){left, p.rank, p.addr};
+}
+
+pgas_run pgas_ptr_run_at(pario_pgas_ptr base, uint64_t i, uint64_t end) {
+    return run_from(pario_pgas_ptr_add(base, (int64_t)i), end - i);
+}
+
+pgas_run pgas_run_at(const pario_pgas_array *a, uint64_t i, uint64_t end) {
+    return run_from(pario_pgas_elem(a, i), end - i);
 }
 
 /* x / B and x / nranks for positions and block numbers of a (B >= 1), by
