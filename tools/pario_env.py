@@ -44,6 +44,21 @@ def read_cmake_cache(build_dir):
     return cache
 
 
+def find_tool_script(name, build_dir=None):
+    """tools/NAME: beside these modules (run from tools/, or installed with them) or in
+    the sources of the build at build_dir."""
+    candidates = [Path(__file__).resolve().parent / name]
+    if build_dir:
+        source = read_cmake_cache(build_dir).get("pario_SOURCE_DIR")
+        if source:
+            candidates.append(Path(source) / "tools" / name)
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise SetupError(f"{name} not found (looked in "
+                     f"{', '.join(str(c.parent) for c in candidates)})")
+
+
 def find_build_dir(explicit=None):
     """The build directory: --build, $PARIO_BUILD, or the one holding this script (in an
     installed pario: PREFIX/share/pario, which holds the install record)."""

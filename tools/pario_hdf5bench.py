@@ -40,15 +40,7 @@ SCRIPT_NAME = "hdf5-testpar.sh"
 def build_script(build_dir):
     """tools/hdf5-testpar.sh: beside this module (run from tools/, installed) or in the
     build's sources."""
-    candidates = [Path(__file__).resolve().parent / SCRIPT_NAME]
-    source = pario_env.read_cmake_cache(build_dir).get("pario_SOURCE_DIR")
-    if source:
-        candidates.append(Path(source) / "tools" / SCRIPT_NAME)
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise pario_env.SetupError(f"{SCRIPT_NAME} not found (looked in "
-                               f"{', '.join(str(c.parent) for c in candidates)})")
+    return pario_env.find_tool_script(SCRIPT_NAME, build_dir)
 
 
 def testpar_dir(args, build_dir):

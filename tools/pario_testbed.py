@@ -22,16 +22,7 @@ SCRIPT_NAME = "testbed.sh"
 
 def find_script(build_dir=None):
     """tools/testbed.sh: beside this module (run from tools/) or in the build's sources."""
-    candidates = [Path(__file__).resolve().parent / SCRIPT_NAME]
-    if build_dir:
-        source = pario_env.read_cmake_cache(build_dir).get("pario_SOURCE_DIR")
-        if source:
-            candidates.append(Path(source) / "tools" / SCRIPT_NAME)
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise pario_env.SetupError(f"{SCRIPT_NAME} not found (looked in "
-                               f"{', '.join(str(c.parent) for c in candidates)})")
+    return pario_env.find_tool_script(SCRIPT_NAME, build_dir)
 
 
 class Testbed:
