@@ -20,6 +20,7 @@ typedef struct io_handle {
     int readable;                 /* opened with read access (data sieving needs it for writes) */
     int regular;                  /* a regular file (not a device, pipe or socket) */
     uint64_t dev;                 /* the device of its file system (st_dev), 0 when unknown */
+    uint64_t ino;                 /* posix: its inode number (st_ino), 0 when unknown */
     int64_t blksize;              /* its preferred I/O size (st_blksize), 0 when unknown */
     int deferred;                 /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
     int reserve_measured;         /* on a file system where reserving blocks before a large

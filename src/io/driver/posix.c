@@ -53,6 +53,7 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = known && S_ISREG(st.st_mode);
     h->dev = known ? (uint64_t)st.st_dev : 0;
+    h->ino = known ? (uint64_t)st.st_ino : 0;
     h->blksize = known && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     struct statfs fs;
     h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;

@@ -227,6 +227,9 @@ static void file_release(pario_file *fh) {
     io_scratch_free(&fh->scratch);
     io_coll_kept_detach(fh);
     io_parked_give(fh);
+    if (fh->sync_host_state == 1)
+        MPI_Comm_free(&fh->sync_host);
+    free(fh->sync_words);
     free(fh->cb_ranks);
     free(fh->coll_ranges);
     free(fh->coll_share);
@@ -244,6 +247,7 @@ static void file_free(pario_file *fh) {
 static void file_init(pario_file *fh, MPI_Comm comm, int amode) {
     fh->comm = MPI_COMM_NULL;
     fh->shared_win = MPI_WIN_NULL;
+    fh->sync_host = MPI_COMM_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
     fh->amode = amode;

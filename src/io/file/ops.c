@@ -30,17 +30,6 @@ void io_file_size_forget(pario_file *fh) {
     atomic_store(&fh->size_floor, 0);
 }
 
-int pario_file_sync(pario_file *fh) {
-    pario_error *err = &fh->last;
-    io_async_drain(fh);      /* what was started before is made durable too */
-    io_file_size_forget(fh); /* others' changes may show from here on */
-    int rc = io_coll_kept_flush(fh);
-    if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
-        rc = fh->io.drv->sync(&fh->io, err);
-    rc = io_report_held(fh, rc, err); /* an own collective read that failed */
-    return io_file_result(fh, io_agree(fh->comm, rc, err));
-}
-
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
     /* Not collective (programs call it on one rank), yet every kept write
