@@ -108,10 +108,10 @@ struct pario_file {
     struct io_parked *parked;     /* what opens on the program's communicator reuse */
     int shared_moved;             /* the shared pointer may be off 0 (same on every rank) */
     MPI_Comm sync_host;           /* the ranks of comm on this machine, made at the first sync
-                                     that may share an fsync (io/file/sync.c) */
+                                     that may share an fsync (io/file/sync.c); parked with
+                                     comm */
     int sync_host_state;          /* 0: not made yet; 1: sync_host is made; -1: each rank
                                      syncs on its own (same on every rank) */
-    struct sync_word *sync_words; /* what each rank of sync_host says at a sync */
     _Atomic int64_t size_floor;   /* the file is at least this long: the largest size this
                                      rank learnt since open, its last sync or set_size (only
                                      those can make a file shorter under MPI's rules) */

@@ -227,9 +227,6 @@ static void file_release(pario_file *fh) {
     io_scratch_free(&fh->scratch);
     io_coll_kept_detach(fh);
     io_parked_give(fh);
-    if (fh->sync_host_state == 1)
-        MPI_Comm_free(&fh->sync_host);
-    free(fh->sync_words);
     free(fh->cb_ranks);
     free(fh->coll_ranges);
     free(fh->coll_share);

@@ -32,6 +32,8 @@ struct io_parked {
     MPI_Comm idle_comm;
     MPI_Win idle_win;
     void *idle_mem;
+    MPI_Comm idle_host; /* the machine's ranks of idle_comm (io/file/sync.c), if made */
+    int idle_host_state;
     char place_list[IO_HINT_STR_MAX]; /* cb_config_list of the kept placement */
     int *place_ranks;
     int place_n;
@@ -65,14 +67,22 @@ static void list_remove(io_parked *p) {
     pthread_mutex_unlock(&all_parked.lock);
 }
 
-/* Frees a file's communicator and shared-pointer window (collective). */
-static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem) {
+/* Frees a file's communicator, shared-pointer window and machine
+ * communicator (collective). */
+static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem, MPI_Comm *host, int *host_state) {
     pario_file tmp = {.shared_win = *win, .shared_mem = *mem};
     io_shared_free(&tmp);
     *win = MPI_WIN_NULL;
     *mem = NULL;
+    if (*host_state == 1)
+        MPI_Comm_free(host);
+    *host_state = 0;
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
+}
+
+static void idle_free(io_parked *p) {
+    kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem, &p->idle_host, &p->idle_host_state);
 }
 
 static void parked_release(io_parked *p) {
@@ -90,7 +100,7 @@ static int parked_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     io_parked *p = value;
     p->attached = 0;
     if (p->has_idle && !io_files_finalizing())
-        kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem);
+        idle_free(p);
     p->has_idle = 0;
     parked_release(p);
     return MPI_SUCCESS;
@@ -119,6 +129,7 @@ static io_parked *parked_of(MPI_Comm comm) {
     p->refs = p->attached = 1;
     p->idle_comm = MPI_COMM_NULL;
     p->idle_win = MPI_WIN_NULL;
+    p->idle_host = MPI_COMM_NULL;
     if (MPI_Comm_set_attr(comm, parked_keyval, p) != MPI_SUCCESS) {
         free(p);
         return NULL;
@@ -144,7 +155,7 @@ void io_parked_finalize(void) {
      * so the oldest first is the same order everywhere. A window MPI still
      * holds at MPI_Finalize makes MPICH's UCX abort. */
     for (io_parked *p = oldest_idle(); p; p = oldest_idle()) {
-        kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem);
+        idle_free(p);
         p->has_idle = 0;
         p->attached = 0;
     }
@@ -210,6 +221,8 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
     fh->comm = p->idle_comm;
     fh->shared_win = p->idle_win;
     fh->shared_mem = p->idle_mem;
+    fh->sync_host = p->idle_host;
+    fh->sync_host_state = p->idle_host_state;
     fh->nnodes = p->nnodes;
     fh->node_rank = p->node_rank;
     fh->one_host = p->one_host;
@@ -217,6 +230,8 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
     p->idle_comm = MPI_COMM_NULL;
     p->idle_win = MPI_WIN_NULL;
     p->idle_mem = NULL;
+    p->idle_host = MPI_COMM_NULL;
+    p->idle_host_state = 0;
     return PARIO_OK;
 }
 
@@ -227,12 +242,16 @@ void io_parked_give(pario_file *fh) {
         p->idle_comm = fh->comm;
         p->idle_win = fh->shared_win;
         p->idle_mem = fh->shared_mem;
+        p->idle_host = fh->sync_host;
+        p->idle_host_state = fh->sync_host_state;
         p->has_idle = 1;
         fh->comm = MPI_COMM_NULL;
         fh->shared_win = MPI_WIN_NULL;
         fh->shared_mem = NULL;
+        fh->sync_host = MPI_COMM_NULL;
+        fh->sync_host_state = 0;
     } else {
-        kit_free(&fh->comm, &fh->shared_win, &fh->shared_mem);
+        kit_free(&fh->comm, &fh->shared_win, &fh->shared_mem, &fh->sync_host, &fh->sync_host_state);
     }
     parked_release(p);
     fh->parked = NULL;

@@ -11,16 +11,19 @@
  * fsync there instead of k, each a round trip to the servers on a network
  * file system and each waiting for the others' on a local one.
  *
- * Who calls it is learnt in one allgather on the machine's ranks per sync
- * (device, inode, wrote); the machine's communicator is made at the file's
- * first such sync. Only plain posix files share: a striped file's objects
- * and the global cache's pages are synced by their own drivers on every
- * rank. The outcome is agreed on the file's communicator as before, so a
- * failed fsync fails the sync on every rank; the rank that made it keeps its
- * mark and tries again at the next sync. */
+ * The steps: one vote on the file's communicator (the outcome so far,
+ * whether any rank wrote); when none did the sync ends there, as before.
+ * Else one reduction on the machine's ranks (the lowest writer, and whether
+ * they all see one inode: where they do not, each writer calls its own
+ * fsync), the fsync, and the outcome agreed on the file's communicator, so a
+ * failed fsync fails the sync on every rank; the rank that made it keeps
+ * its mark and tries again at the next sync. The machine's communicator is
+ * made at the file's first sync (MPI_Comm_split_type; that every rank has
+ * it rides in the vote). Only plain posix files share: a striped file's
+ * objects and the global cache's pages are synced by their own drivers on
+ * every rank. */
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include "common/error.h"
 #include "io/async/async.h"
 #include "io/coll/coll.h"
@@ -32,75 +35,82 @@ static int may_share(const pario_file *fh) {
            !(fh->amode & MPI_MODE_RDONLY);
 }
 
-/* What this rank tells its machine at a sync: the inode it sees (0 0:
- * none shared) and whether it wrote since its last sync. */
-struct sync_word {
-    uint64_t dev, ino, wrote;
-};
-
-/* Collective: the machine's ranks of fh->comm and room for their words,
- * or each rank on its own when some rank could not make them. */
-static void host_make(pario_file *fh) {
+/* Collective, at the first sync: the machine's ranks of fh->comm. Whether
+ * every rank has them is agreed in the sync's vote. */
+static void host_split(pario_file *fh) {
     int ok = MPI_Comm_split_type(fh->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                                  &fh->sync_host) == MPI_SUCCESS;
-    int n = 0;
-    if (ok)
-        MPI_Comm_size(fh->sync_host, &n);
-    fh->sync_words = ok ? malloc((size_t)n * sizeof *fh->sync_words) : NULL;
-    ok = ok && fh->sync_words;
-    int all_ok = 0;
-    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm) != MPI_SUCCESS)
-        all_ok = 0;
-    if (!all_ok) {
-        if (fh->sync_host != MPI_COMM_NULL)
-            MPI_Comm_free(&fh->sync_host);
-        free(fh->sync_words);
-        fh->sync_words = NULL;
-    }
-    fh->sync_host_state = all_ok ? 1 : -1;
+    fh->sync_host_state = ok ? 1 : -1;
 }
+
+static void host_free(pario_file *fh) {
+    if (fh->sync_host_state == 1)
+        MPI_Comm_free(&fh->sync_host);
+    fh->sync_host_state = -1;
+}
+
+/* What the machine's ranks reduce with MIN: the lowest writer, and each
+ * inode number and its complement (min(x) == ~min(~x) iff every rank that
+ * has the file open passed x). */
+enum { LOWEST_WRITER, DEV, NOT_DEV, INO, NOT_INO, HOST_WORDS };
 
 /* Collective on the machine: 1 when this rank is to call fsync, as the
- * lowest writer of its inode or because its machine could not be asked. */
+ * lowest writer of an inode all the machine's ranks see, or because they
+ * see different ones (each writer then calls its own) or could not be
+ * asked. */
 static int fsync_here(pario_file *fh, int wrote) {
     const io_handle *h = &fh->io;
-    int share = h->fd >= 0 && h->regular && h->ino != 0;
-    struct sync_word mine = {share ? h->dev : 0, share ? h->ino : 0, (uint64_t)wrote};
-    struct sync_word *all = fh->sync_words;
     int me = 0;
     MPI_Comm_rank(fh->sync_host, &me);
-    if (MPI_Allgather(&mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, fh->sync_host) != MPI_SUCCESS)
+    int open_here = h->fd >= 0 && h->regular && h->ino != 0;
+    uint64_t mine[HOST_WORDS], all[HOST_WORDS];
+    mine[LOWEST_WRITER] = wrote ? (uint64_t)me : UINT64_MAX;
+    mine[DEV] = open_here ? h->dev : UINT64_MAX;
+    mine[NOT_DEV] = open_here ? ~h->dev : UINT64_MAX;
+    mine[INO] = open_here ? h->ino : UINT64_MAX;
+    mine[NOT_INO] = open_here ? ~h->ino : UINT64_MAX;
+    if (MPI_Allreduce(mine, all, HOST_WORDS, MPI_UINT64_T, MPI_MIN, fh->sync_host) != MPI_SUCCESS)
         return wrote;
-    for (int i = 0; share && i < me; i++)
-        if (all[i].wrote && all[i].dev == mine.dev && all[i].ino == mine.ino)
-            return 0;
-    return wrote;
+    int one_inode = all[DEV] == ~all[NOT_DEV] && all[INO] == ~all[NOT_INO];
+    return wrote && (!one_inode || all[LOWEST_WRITER] == (uint64_t)me);
 }
 
-/* This rank's part of making the file's writes durable; rc: the sync's
- * outcome so far (on failure this rank calls no fsync but still answers its
- * machine). */
-static int sync_storage(pario_file *fh, int rc, pario_error *err) {
-    if (!may_share(fh))
-        return rc == PARIO_OK ? fh->io.drv->sync(&fh->io, err) : rc;
+/* Collective: makes the file's writes durable with one fsync per machine
+ * where its ranks see one inode. rc: this rank's outcome so far. */
+static int sync_shared(pario_file *fh, int rc, pario_error *err) {
     if (fh->sync_host_state == 0)
-        host_make(fh);
-    if (fh->sync_host_state < 0)
-        return rc == PARIO_OK ? fh->io.drv->sync(&fh->io, err) : rc;
-    int wrote = rc == PARIO_OK && atomic_exchange(&fh->io.unsynced, 0);
-    if (!fsync_here(fh, wrote))
-        return rc; /* nothing written here, or a lower writer's fsync covers it */
-    atomic_store(&fh->io.unsynced, 1);
-    return fh->io.drv->sync(&fh->io, err);
+        host_split(fh);
+    int wrote = atomic_load(&fh->io.unsynced);
+    io_vote v = {
+        .nany = 2, .any = {wrote, fh->sync_host_state < 0}, .call = "sync", .path = fh->path};
+    int vrc = io_agree_vote(fh->comm, rc, &v, err);
+    if (vrc != PARIO_OK) { /* what this rank wrote still becomes durable if it can */
+        if (rc == PARIO_OK)
+            fh->io.drv->sync(&fh->io, NULL);
+        return vrc;
+    }
+    if (!v.any[0])
+        return PARIO_OK; /* nothing written anywhere since the last sync */
+    if (v.any[1]) {      /* some rank has no machine communicator: each its own */
+        host_free(fh);
+        return io_agree(fh->comm, fh->io.drv->sync(&fh->io, err), err);
+    }
+    int src = PARIO_OK;
+    if (fsync_here(fh, atomic_exchange(&fh->io.unsynced, 0))) {
+        atomic_store(&fh->io.unsynced, 1);
+        src = fh->io.drv->sync(&fh->io, err);
+    }
+    return io_agree(fh->comm, src, err);
 }
 
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
     io_async_drain(fh);      /* what was started before is made durable too */
     io_file_size_forget(fh); /* others' changes may show from here on */
-    int rc = io_coll_kept_flush(fh);
-    if (!(fh->amode & MPI_MODE_RDONLY))
-        rc = sync_storage(fh, rc, err);
-    rc = io_report_held(fh, rc, err); /* an own collective read that failed */
+    int rc = io_report_held(fh, io_coll_kept_flush(fh), err); /* an own read that failed */
+    if (may_share(fh))
+        return io_file_result(fh, sync_shared(fh, rc, err));
+    if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
+        rc = fh->io.drv->sync(&fh->io, err);
     return io_file_result(fh, io_agree(fh->comm, rc, err));
 }
