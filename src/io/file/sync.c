@@ -49,10 +49,12 @@ static void host_free(pario_file *fh) {
     fh->sync_host_state = -1;
 }
 
-/* What the machine's ranks reduce with MIN: the lowest writer, and each
- * inode number and its complement (min(x) == ~min(~x) iff every rank that
- * has the file open passed x). */
-enum { LOWEST_WRITER, DEV, NOT_DEV, INO, NOT_INO, HOST_WORDS };
+/* What the machine's ranks reduce with MIN, as signed 64-bit words (MPICH
+ * compares MPI_UINT64_T words as signed): the lowest writer, 0 when some
+ * writer's inode cannot be named, and each of device and inode number and
+ * its negation (min(x) == -min(-x) iff every rank that has the file open
+ * passed x). */
+enum { LOWEST_WRITER, ALL_NAMED, DEV, NEG_DEV, INO, NEG_INO, HOST_WORDS };
 
 /* Collective on the machine: 1 when this rank is to call fsync, as the
  * lowest writer of an inode all the machine's ranks see, or because they
@@ -62,17 +64,19 @@ static int fsync_here(pario_file *fh, int wrote) {
     const io_handle *h = &fh->io;
     int me = 0;
     MPI_Comm_rank(fh->sync_host, &me);
-    int open_here = h->fd >= 0 && h->regular && h->ino != 0;
-    uint64_t mine[HOST_WORDS], all[HOST_WORDS];
-    mine[LOWEST_WRITER] = wrote ? (uint64_t)me : UINT64_MAX;
-    mine[DEV] = open_here ? h->dev : UINT64_MAX;
-    mine[NOT_DEV] = open_here ? ~h->dev : UINT64_MAX;
-    mine[INO] = open_here ? h->ino : UINT64_MAX;
-    mine[NOT_INO] = open_here ? ~h->ino : UINT64_MAX;
-    if (MPI_Allreduce(mine, all, HOST_WORDS, MPI_UINT64_T, MPI_MIN, fh->sync_host) != MPI_SUCCESS)
+    int named = h->fd >= 0 && h->dev <= INT64_MAX && h->ino <= INT64_MAX;
+    int64_t dev = (int64_t)h->dev, ino = (int64_t)h->ino;
+    int64_t mine[HOST_WORDS], all[HOST_WORDS];
+    mine[LOWEST_WRITER] = wrote ? me : INT64_MAX;
+    mine[ALL_NAMED] = named || !wrote;
+    mine[DEV] = named ? dev : INT64_MAX;
+    mine[NEG_DEV] = named ? -dev : INT64_MAX;
+    mine[INO] = named ? ino : INT64_MAX;
+    mine[NEG_INO] = named ? -ino : INT64_MAX;
+    if (MPI_Allreduce(mine, all, HOST_WORDS, MPI_INT64_T, MPI_MIN, fh->sync_host) != MPI_SUCCESS)
         return wrote;
-    int one_inode = all[DEV] == ~all[NOT_DEV] && all[INO] == ~all[NOT_INO];
-    return wrote && (!one_inode || all[LOWEST_WRITER] == (uint64_t)me);
+    int one_inode = all[ALL_NAMED] && all[DEV] == -all[NEG_DEV] && all[INO] == -all[NEG_INO];
+    return wrote && (!one_inode || all[LOWEST_WRITER] == me);
 }
 
 /* Collective: makes the file's writes durable with one fsync per machine
