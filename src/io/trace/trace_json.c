@@ -92,12 +92,35 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
                                   "6263646566676869707172737475767778798081828384858687888990919293"
                                   "949596979899";
 
-/* How many decimal digits v has. */
+/* 10^k, k = 0..19. */
+static const uint64_t powers_of_ten[20] = {1ull,
+                                           10ull,
+                                           100ull,
+                                           1000ull,
+                                           10000ull,
+                                           100000ull,
+                                           1000000ull,
+                                           10000000ull,
+                                           100000000ull,
+                                           1000000000ull,
+                                           10000000000ull,
+                                           100000000000ull,
+                                           1000000000000ull,
+                                           10000000000000ull,
+                                           100000000000000ull,
+                                           1000000000000000ull,
+                                           10000000000000000ull,
+                                           100000000000000000ull,
+                                           1000000000000000000ull,
+                                           10000000000000000000ull};
+
+/* How many decimal digits v has: from its bit length (log10(2) is about
+ * 1233/4096, which gives the digits or one more), then one comparison; no
+ * division. */
 static int decimal_len(uint64_t v) {
-    int n = 1;
-    for (; v >= 10000; v /= 10000)
-        n += 4;
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+    int bits = 64 - __builtin_clzll(v | 1);
+    int n = (bits * 1233) >> 12;
+    return n + 1 - (v < powers_of_ten[n] && v != 0);
 }
 
 /* Decimal digits of v at p, written from the last one back; the end. */
@@ -117,6 +140,10 @@ static char *digits_u64(char *p, uint64_t v) {
 }
 
 static char *digits_i64(char *p, int64_t v) {
+    if ((uint64_t)v < 10) { /* ranks, layers, operations, views: mostly one digit */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
     if (v < 0) {
         *p++ = '-';
         return digits_u64(p, -(uint64_t)v);
