@@ -15,18 +15,19 @@ static pthread_once_t calibrated = PTHREAD_ONCE_INIT;
 #define TSC_HZ_MIN 1e8
 #define TSC_HZ_MAX 1e11
 /* How far apart the two calibration readings are. */
-#define CALIBRATION_NS 2000000L
+#define CALIBRATION_NS 5000000L
 /* Readings per calibration point; the tightest is kept. */
 #define CALIBRATION_TRIES 7
 
-static double seconds(const struct timespec *ts) {
-    return (double)ts->tv_sec + 1e-9 * (double)ts->tv_nsec;
+/* Seconds of ts since `epoch` (whole seconds subtracted first, exactly). */
+static double seconds(const struct timespec *ts, time_t epoch) {
+    return (double)(ts->tv_sec - epoch) + 1e-9 * (double)ts->tv_nsec;
 }
 
 double io_trace_system_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return seconds(&ts);
+    return seconds(&ts, IO_TRACE_EPOCH);
 }
 
 #if defined(__x86_64__)
@@ -40,9 +41,9 @@ static int tsc_invariant(void) {
     return (d >> 8) & 1;
 }
 
-/* One point: the system clock `id` and the counter read at the same
- * moment (the middle of the tightest of a few counter brackets). */
-static void clock_point(clockid_t id, uint64_t *tick, double *sec) {
+/* One point: the system clock `id` (seconds since `epoch`) and the
+ * counter read at the same moment (the middle of the tightest of a few counter brackets). */
+static void clock_point(clockid_t id, time_t epoch, uint64_t *tick, double *sec) {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < CALIBRATION_TRIES; i++) {
         struct timespec ts;
@@ -52,7 +53,7 @@ static void clock_point(clockid_t id, uint64_t *tick, double *sec) {
         if (b - a < best) {
             best = b - a;
             *tick = a + (b - a) / 2;
-            *sec = seconds(&ts);
+            *sec = seconds(&ts, epoch);
         }
     }
 }
@@ -62,17 +63,32 @@ static void clock_point(clockid_t id, uint64_t *tick, double *sec) {
 static double measure_tick(void) {
     uint64_t t1, t2;
     double s1, s2;
-    clock_point(CLOCK_MONOTONIC, &t1, &s1);
+    clock_point(CLOCK_MONOTONIC, 0, &t1, &s1);
     struct timespec pause = {0, CALIBRATION_NS};
     while (nanosleep(&pause, &pause) != 0) {
     }
-    clock_point(CLOCK_MONOTONIC, &t2, &s2);
+    clock_point(CLOCK_MONOTONIC, 0, &t2, &s2);
     if (t2 <= t1 || s2 <= s1)
         return 0;
     double hz = (double)(t2 - t1) / (s2 - s1);
     return hz >= TSC_HZ_MIN && hz <= TSC_HZ_MAX ? 1.0 / hz : 0;
 }
 #endif
+
+int io_trace_clock_calibrate(io_trace_clock_cal *cal, int want_tsc) {
+    *cal = (io_trace_clock_cal){0};
+#if defined(__x86_64__)
+    if (want_tsc && tsc_invariant())
+        cal->seconds_per_tick = measure_tick();
+    if (cal->seconds_per_tick > 0) {
+        clock_point(CLOCK_REALTIME, IO_TRACE_EPOCH, &cal->tick0, &cal->origin);
+        cal->use_tsc = 1;
+    }
+#else
+    (void)want_tsc;
+#endif
+    return cal->use_tsc;
+}
 
 /* $PARIO_TRACE_CLOCK=system asks for clock_gettime. */
 static int tsc_wanted(void) {
@@ -81,17 +97,8 @@ static int tsc_wanted(void) {
 }
 
 static void calibrate(void) {
-    io_trace_clock_cal cal = {0};
-#if defined(__x86_64__)
-    if (tsc_wanted() && tsc_invariant())
-        cal.seconds_per_tick = measure_tick();
-    if (cal.seconds_per_tick > 0) {
-        clock_point(CLOCK_REALTIME, &cal.tick0, &cal.origin);
-        cal.use_tsc = 1;
-    }
-#else
-    (void)tsc_wanted;
-#endif
+    io_trace_clock_cal cal;
+    io_trace_clock_calibrate(&cal, tsc_wanted());
     io_trace_cal = cal;
 }
 

@@ -90,7 +90,7 @@ typedef struct io_trace_view {
  * bytes (an independent contiguous access) is one event: the logical one,
  * flagged IO_TRACE_FOLDED, carrying the physical request's times. */
 typedef struct io_trace_event {
-    double t; /* seconds since the epoch (CLOCK_REALTIME), comparable across ranks */
+    double t; /* seconds since IO_TRACE_EPOCH (clock.h), comparable across ranks */
     int64_t off, bytes;
     float dur;      /* seconds */
     float phys_lag; /* IO_TRACE_FOLDED: the physical request started this long after t */

@@ -475,8 +475,9 @@ static int entry_head(trace_entry *e, const pario_file *fh, const io_trace *t, i
     put_key_int(b, "nranks", e->nranks, 0);
     put_key_int(b, "nnodes", fh->nnodes, 0);
     put_key_int(b, "unclosed_rank", unclosed_rank, 0);
-    put_key_seconds(b, "t_open", total.t_open, 0);
-    put_key_seconds(b, "t_close", total.t_close, 0);
+    put_key_seconds(b, "t_open", total.t_open + IO_TRACE_EPOCH, 0); /* since 1970 */
+    put_key_seconds(b, "t_close", total.t_close + IO_TRACE_EPOCH, 0);
+    put(b, io_trace_clock_is_tsc() ? ",\"clock\":\"tsc\"" : ",\"clock\":\"system\"");
     put(b, ",\"routes\":");
     put_string(b, routes);
     put_hints(b, fh, t);
