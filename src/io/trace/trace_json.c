@@ -125,6 +125,10 @@ static int decimal_len(uint64_t v) {
 
 /* Decimal digits of v at p, written from the last one back; the end. */
 static char *digits_u64(char *p, uint64_t v) {
+    if (v < 10) { /* ranks, layers, operations, views, whole seconds: mostly one digit */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
     char *end = p + decimal_len(v), *q = end;
     while (v >= 100) {
         uint64_t r = v % 100;
@@ -140,10 +144,6 @@ static char *digits_u64(char *p, uint64_t v) {
 }
 
 static char *digits_i64(char *p, int64_t v) {
-    if ((uint64_t)v < 10) { /* ranks, layers, operations, views: mostly one digit */
-        *p = (char)('0' + v);
-        return p + 1;
-    }
     if (v < 0) {
         *p++ = '-';
         return digits_u64(p, -(uint64_t)v);
