@@ -122,7 +122,20 @@ static int unit_aligned(const io_trace *t, int64_t off, int64_t bytes) {
     return off % t->unit == 0 && bytes % t->unit == 0;
 }
 
-static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
+/* What a request's counters take from its place and size. */
+typedef struct request_shape {
+    int size_class, aligned_unit, aligned_page;
+} request_shape;
+
+static request_shape shape_of(const io_trace *t, int64_t off, int64_t bytes) {
+    return (request_shape){.size_class = size_class(bytes),
+                           .aligned_unit = unit_aligned(t, off, bytes),
+                           .aligned_page = ((off | bytes) & (IO_TRACE_PAGE - 1)) == 0};
+}
+
+/* Adds a request of shape sh (unused when it failed: bytes < 0). */
+static void stat_add_shaped(io_trace_stat *s, int64_t off, int64_t bytes, double dur,
+                            const request_shape *sh) {
     s->calls++;
     s->time += dur;
     if (bytes < 0) {
@@ -130,13 +143,18 @@ static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t b
         return;
     }
     s->bytes += bytes;
-    s->hist[size_class(bytes)]++;
-    s->aligned_unit += unit_aligned(t, off, bytes);
-    s->aligned_page += ((off | bytes) & (IO_TRACE_PAGE - 1)) == 0;
+    s->hist[sh->size_class]++;
+    s->aligned_unit += sh->aligned_unit;
+    s->aligned_page += sh->aligned_page;
     if (s->first < 0 || off < s->first)
         s->first = off;
     if (off + bytes > s->end)
         s->end = off + bytes;
+}
+
+static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
+    request_shape sh = shape_of(t, off, bytes);
+    stat_add_shaped(s, off, bytes, dur, &sh);
 }
 
 /* Room for one more event (t->lock held): the log doubles up to
@@ -239,13 +257,17 @@ static void log_request(io_trace *t, int op, int flags, int64_t off, int64_t byt
 }
 
 /* Records the request a call kept (t->lock held): counted as every storage
- * call is; 1 when it is the call's own, one for one (its direction, offset
- * and bytes), so the call's event carries it. */
+ * call is (with the call's shape when it is the call's own); 1 when it is
+ * the call's own, one for one (its direction, offset and bytes), so the
+ * call's event carries it. */
 static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, int64_t off,
-                               int64_t bytes) {
-    count_request(t, in->op, 0, in->off, in->bytes, in->dur);
-    if (in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off && in->bytes == bytes &&
-        bytes > 0)
+                               int64_t bytes, const request_shape *call_shape) {
+    int own = in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off &&
+              in->bytes == bytes && bytes > 0;
+    request_shape sh = own ? *call_shape : shape_of(t, in->off, in->bytes);
+    stat_add_shaped(&t->rec.phys[in->op], in->off, in->bytes, in->dur, &sh);
+    t->rec.storage_time_in_calls += in->dur; /* a plain request: not vectored */
+    if (own)
         return 1;
     log_request(t, in->op, 0, in->off, in->bytes, in->start, in->dur);
     return 0;
@@ -267,8 +289,9 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
     int flags = (c->write ? IO_TRACE_WRITE : 0) | (coll ? IO_TRACE_COLL : 0) |
                 (nonblocking ? IO_TRACE_NONBLOCKING : 0) | (noncontig ? IO_TRACE_NONCONTIG : 0) |
                 (rc != PARIO_OK ? IO_TRACE_FAILED : 0);
+    request_shape sh = shape_of(t, off, bytes); /* also its request's, when folded */
     trace_lock(t);
-    stat_add(t, &t->rec.logical[d], off, bytes, now - t0);
+    stat_add_shaped(&t->rec.logical[d], off, bytes, now - t0, &sh);
     t->rec.kinds[d][(coll ? 1 : 0) + (nonblocking ? 2 : 0)]++;
     t->rec.noncontig[d] += noncontig;
     int vi = view_index(t, &fh->view);
@@ -282,7 +305,7 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
                         .layer = 0,
                         .op = (int8_t)d,
                         .view = (int8_t)vi};
-    if (in && in->has && record_kept_request(t, in, d, off, bytes)) {
+    if (in && in->has && record_kept_request(t, in, d, off, bytes, &sh)) {
         e.flags |= IO_TRACE_FOLDED;
         e.phys_lag = (float)(in->start - e.t);
         e.phys_dur = (float)in->dur;
