@@ -2,6 +2,7 @@
 #include "io/trace/clock.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -41,6 +42,19 @@ static int tsc_invariant(void) {
     return (d >> 8) & 1;
 }
 
+/* Whether the kernel keeps time by the counter (so it found it in step
+ * across cores); unknown (no sysfs) counts as yes, CPUID deciding. */
+static int kernel_uses_tsc(void) {
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f)
+        return 1;
+    char name[32] = "";
+    int ok = fgets(name, sizeof name, f) != NULL && strncmp(name, "tsc", 3) == 0 &&
+             (name[3] == '\n' || name[3] == '\0');
+    fclose(f);
+    return ok;
+}
+
 /* One point: the system clock `id` (seconds since `epoch`) and the
  * counter read at the same moment (the middle of the tightest of a few counter brackets). */
 static void clock_point(clockid_t id, time_t epoch, uint64_t *tick, double *sec) {
@@ -78,7 +92,7 @@ static double measure_tick(void) {
 int io_trace_clock_calibrate(io_trace_clock_cal *cal, int want_tsc) {
     *cal = (io_trace_clock_cal){0};
 #if defined(__x86_64__)
-    if (want_tsc && tsc_invariant())
+    if (want_tsc && tsc_invariant() && kernel_uses_tsc())
         cal->seconds_per_tick = measure_tick();
     if (cal->seconds_per_tick > 0) {
         clock_point(CLOCK_REALTIME, IO_TRACE_EPOCH, &cal->tick0, &cal->origin);

@@ -1,14 +1,15 @@
 /* The trace's clock: seconds since IO_TRACE_EPOCH by CLOCK_REALTIME (so
  * ranks' times compare), read on every traced request. Counting from a
  * recent fixed date, not 1970, keeps a double's resolution at a few
- * nanoseconds (about 4 ns in 2026, 30 ns in 2030; from 1970 it is 240 ns,
+ * nanoseconds (about 4 ns in 2026, 15 ns in 2030; from 1970 it is 240 ns,
  * a quarter of a page-cache request); the document adds the epoch back.
  *
  * Where the processor's time-stamp counter is invariant (x86-64 with
  * CPUID 0x80000007 EDX bit 8: it ticks at one rate in every power state
- * and on every core), a reading is one `rdtsc` and a multiply-add: the
- * counter is calibrated once per process against CLOCK_MONOTONIC (two
- * readings 5 ms apart) and anchored to CLOCK_REALTIME. Elsewhere, or with
+ * and on every core) and the kernel keeps time by it (its clocksource is
+ * `tsc`: it found the cores' counters in step), a reading is one `rdtsc`
+ * and a multiply-add: the counter is calibrated once per process against
+ * CLOCK_MONOTONIC (two readings 5 ms apart) and anchored to CLOCK_REALTIME. Elsewhere, or with
  * $PARIO_TRACE_CLOCK=system, a reading is clock_gettime(CLOCK_REALTIME).
  *
  * The calibration is process-wide (the folder's own, like the registry of

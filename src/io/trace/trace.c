@@ -6,8 +6,9 @@
  * trace, since the storage calls know only the descriptor. A slot is set
  * at open before the file is used and cleared at close after its last
  * call (background threads have been joined by then). Each trace has its
- * own lock (trace_internal.h): the program's thread, the nonblocking thread, the pipelined
- * two-phase thread and the kept-write flusher may record at once.
+ * own lock (trace_internal.h): the program's thread, the nonblocking
+ * thread, the pipelined two-phase thread and the kept-write flusher may
+ * record at once.
  * in_call (one per thread) is the traced blocking call the thread is in, set
  * by io_trace_begin and put back by io_trace_call: the storage call it makes
  * hands its first plain request to it rather than taking the lock, and the

@@ -18,7 +18,8 @@ struct io_trace {
     char *doc_path;                             /* where the run's document goes */
 };
 
-/* The trace's lock is held for a few hundred instructions at most, so
+/* The trace's lock is held for a few hundred instructions while recording
+ * (and while io_trace_finalize writes, when nothing else records), so
  * taking it is one atomic exchange and releasing it one store (a mutex
  * costs two atomic operations and two calls on every request); a waiter
  * yields the CPU, since with more ranks than cores the holder may be off it. */
