@@ -90,7 +90,7 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
         return io_datarep_rw_independent(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
     io_trace_inflight traced;
-    double t0 = io_trace_begin(fh->trace, &traced);
+    double t0 = io_trace_begin(fh->trace, &traced, 1);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
@@ -111,7 +111,7 @@ int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count coun
         return io_datarep_rw_collective(fh, c, buf, count, type, bytes);
     int64_t moved = 0;
     io_trace_inflight traced;
-    double t0 = io_trace_begin(fh->trace, &traced);
+    double t0 = io_trace_begin(fh->trace, &traced, 0);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
     rc = io_coll_access(fh, rc, c->write, rw_start(fh, c), buf, count, type, &moved);

@@ -6,8 +6,9 @@
  * trace, since the storage calls know only the descriptor. A slot is set
  * at open before the file is used and cleared at close after its last
  * call (background threads have been joined by then). Each trace has its
- * own mutex: the program's thread, the nonblocking thread, the pipelined
- * two-phase thread and the kept-write flusher may record at once.
+ * own lock (trace_internal.h): the program's thread, the nonblocking
+ * thread, the pipelined two-phase thread and the kept-write flusher may
+ * record at once.
  * in_call (one per thread) is the traced blocking call the thread is in, set
  * by io_trace_begin and put back by io_trace_call: the storage call it makes
  * hands its first plain request to it rather than taking the lock, and the
@@ -15,7 +16,6 @@
 #include "io/trace/trace.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,16 +30,10 @@ static _Thread_local io_trace_inflight *in_call;
 /* The trace of a rank that could not allocate its own: it still takes part
  * in the merge at close (the ranks' collective calls must match), with an
  * empty record. Nothing records into it (no event buffer). */
-static io_trace lost = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static io_trace lost = {.lock = ATOMIC_FLAG_INIT};
 
 /* A request is well-formed at this size when it starts and ends on it. */
 #define IO_TRACE_PAGE 4096
-
-double io_trace_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The trace's document path asked for on this rank, or NULL. */
 static const char *wanted_path(MPI_Info info, char *buf, int len) {
@@ -74,7 +68,7 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
         free(t);
         return NULL;
     }
-    pthread_mutex_init(&t->lock, NULL);
+    atomic_flag_clear(&t->lock);
     for (int d = 0; d < 2; d++)
         stat_reset(&t->rec.logical[d]);
     for (int o = 0; o < IO_TRACE_PHYS_OPS; o++)
@@ -86,7 +80,6 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
 }
 
 static void trace_free(io_trace *t) {
-    pthread_mutex_destroy(&t->lock);
     free(t->events);
     free(t->doc_path);
     free(t);
@@ -102,6 +95,7 @@ void io_trace_open(pario_file *fh, MPI_Info info) {
         return;
     char buf[1024];
     const char *path = wanted_path(info, buf, (int)sizeof buf);
+    io_trace_clock_start(); /* once per process, before any request is timed */
     io_trace *t = trace_new(fh, path ? path : ""); /* only rank 0's path is written */
     if (!t) {
         fh->trace = &lost;
@@ -129,7 +123,20 @@ static int unit_aligned(const io_trace *t, int64_t off, int64_t bytes) {
     return off % t->unit == 0 && bytes % t->unit == 0;
 }
 
-static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
+/* What a request's counters take from its place and size. */
+typedef struct request_shape {
+    int size_class, aligned_unit, aligned_page;
+} request_shape;
+
+static request_shape shape_of(const io_trace *t, int64_t off, int64_t bytes) {
+    return (request_shape){.size_class = size_class(bytes),
+                           .aligned_unit = unit_aligned(t, off, bytes),
+                           .aligned_page = ((off | bytes) & (IO_TRACE_PAGE - 1)) == 0};
+}
+
+/* Adds a request of shape sh (unused when it failed: bytes < 0). */
+static void stat_add_shaped(io_trace_stat *s, int64_t off, int64_t bytes, double dur,
+                            const request_shape *sh) {
     s->calls++;
     s->time += dur;
     if (bytes < 0) {
@@ -137,13 +144,18 @@ static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t b
         return;
     }
     s->bytes += bytes;
-    s->hist[size_class(bytes)]++;
-    s->aligned_unit += unit_aligned(t, off, bytes);
-    s->aligned_page += ((off | bytes) & (IO_TRACE_PAGE - 1)) == 0;
+    s->hist[sh->size_class]++;
+    s->aligned_unit += sh->aligned_unit;
+    s->aligned_page += sh->aligned_page;
     if (s->first < 0 || off < s->first)
         s->first = off;
     if (off + bytes > s->end)
         s->end = off + bytes;
+}
+
+static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
+    request_shape sh = shape_of(t, off, bytes);
+    stat_add_shaped(s, off, bytes, dur, &sh);
 }
 
 /* Room for one more event (t->lock held): the log doubles up to
@@ -205,12 +217,23 @@ static int view_index(io_trace *t, const io_view *v) {
     return (int)r->nviews++;
 }
 
-double io_trace_enter(io_trace *t, io_trace_inflight *in) {
+/* The thread's kept request whose end was left open ends at `now`, the
+ * thread's next clock reading (see io_trace_inflight). */
+static void end_kept_request(io_trace_inflight *in, double now) {
+    if (in && in->end_open) {
+        in->dur = now - in->start;
+        in->end_open = 0;
+    }
+}
+
+double io_trace_enter(io_trace *t, io_trace_inflight *in, int independent) {
     if (!t->events)
         return 0.0;
-    *in = (io_trace_inflight){.t = t, .outer = in_call};
+    double now = io_trace_now();
+    end_kept_request(in_call, now);
+    *in = (io_trace_inflight){.t = t, .outer = in_call, .lazy_end = independent};
     in_call = in;
-    return io_trace_now();
+    return now;
 }
 
 /* Counts one storage request (t->lock held). */
@@ -235,13 +258,17 @@ static void log_request(io_trace *t, int op, int flags, int64_t off, int64_t byt
 }
 
 /* Records the request a call kept (t->lock held): counted as every storage
- * call is; 1 when it is the call's own, one for one (its direction, offset
- * and bytes), so the call's event carries it. */
+ * call is (with the call's shape when it is the call's own); 1 when it is
+ * the call's own, one for one (its direction, offset and bytes), so the
+ * call's event carries it. */
 static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, int64_t off,
-                               int64_t bytes) {
-    count_request(t, in->op, 0, in->off, in->bytes, in->dur);
-    if (in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off && in->bytes == bytes &&
-        bytes > 0)
+                               int64_t bytes, const request_shape *call_shape) {
+    int own = in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off &&
+              in->bytes == bytes && bytes > 0;
+    request_shape sh = own ? *call_shape : shape_of(t, in->off, in->bytes);
+    stat_add_shaped(&t->rec.phys[in->op], in->off, in->bytes, in->dur, &sh);
+    t->rec.storage_time_in_calls += in->dur; /* a plain request: not vectored */
+    if (own)
         return 1;
     log_request(t, in->op, 0, in->off, in->bytes, in->start, in->dur);
     return 0;
@@ -255,6 +282,7 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
     if (!t || !t->events)
         return;
     double now = io_trace_now();
+    end_kept_request(in, now);
     int64_t off = 0;
     if (view_byte_of_pos(&fh->view, pos, &off) != PARIO_OK)
         off = pos;
@@ -262,8 +290,9 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
     int flags = (c->write ? IO_TRACE_WRITE : 0) | (coll ? IO_TRACE_COLL : 0) |
                 (nonblocking ? IO_TRACE_NONBLOCKING : 0) | (noncontig ? IO_TRACE_NONCONTIG : 0) |
                 (rc != PARIO_OK ? IO_TRACE_FAILED : 0);
-    pthread_mutex_lock(&t->lock);
-    stat_add(t, &t->rec.logical[d], off, bytes, now - t0);
+    request_shape sh = shape_of(t, off, bytes); /* also its request's, when folded */
+    trace_lock(t);
+    stat_add_shaped(&t->rec.logical[d], off, bytes, now - t0, &sh);
     t->rec.kinds[d][(coll ? 1 : 0) + (nonblocking ? 2 : 0)]++;
     t->rec.noncontig[d] += noncontig;
     int vi = view_index(t, &fh->view);
@@ -277,20 +306,19 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
                         .layer = 0,
                         .op = (int8_t)d,
                         .view = (int8_t)vi};
-    if (in && in->has && record_kept_request(t, in, d, off, bytes)) {
+    if (in && in->has && record_kept_request(t, in, d, off, bytes, &sh)) {
         e.flags |= IO_TRACE_FOLDED;
         e.phys_lag = (float)(in->start - e.t);
         e.phys_dur = (float)in->dur;
     }
     event_add(t, &e);
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 /* Keeps a plain request in the traced call this thread is in, when it is
  * the call's first and of its file; 0 when it is to be recorded apart. */
-static int keep_in_call(const io_trace *t, int op, int flags, int64_t off, int64_t bytes, double t0,
-                        double now) {
-    io_trace_inflight *in = in_call;
+static int keep_in_call(io_trace_inflight *in, const io_trace *t, int op, int flags, int64_t off,
+                        int64_t bytes, double t0) {
     if (!in || in->t != t || in->has || flags != 0 || bytes < 0 ||
         (op != IO_TRACE_PREAD && op != IO_TRACE_PWRITE))
         return 0;
@@ -299,38 +327,42 @@ static int keep_in_call(const io_trace *t, int op, int flags, int64_t off, int64
     in->off = off;
     in->bytes = bytes;
     in->start = t0;
-    in->dur = now - t0;
+    in->end_open = in->lazy_end;
+    if (!in->lazy_end)
+        in->dur = io_trace_now() - t0;
     return 1;
 }
 
 void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double t0) {
+    io_trace_inflight *in = in_call;
+    end_kept_request(in, t0); /* this call's start was the thread's next reading */
     io_trace *t = fd >= 0 && fd < IO_TRACE_FDS ? atomic_load(&by_fd[fd]) : NULL;
     if (!t)
         return;
-    double now = io_trace_now();
-    if (keep_in_call(t, op, flags, off, bytes, t0, now))
+    if (keep_in_call(in, t, op, flags, off, bytes, t0))
         return;
-    pthread_mutex_lock(&t->lock);
+    double now = io_trace_now();
+    trace_lock(t);
     count_request(t, op, flags, off, bytes, now - t0);
     log_request(t, op, flags, off, bytes, t0, now - t0);
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 void io_trace_sieve(io_trace *t, int write, int64_t span, int64_t data) {
     if (!t || !t->events)
         return;
-    pthread_mutex_lock(&t->lock);
+    trace_lock(t);
     t->rec.sieve_windows[write != 0]++;
     t->rec.sieve_span[write != 0] += span;
     t->rec.sieve_data[write != 0] += data;
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 void io_trace_plan(io_trace *t, int naggr, int64_t first, int64_t end, int64_t cycle_bytes,
                    int64_t cycles) {
     if (!t || !t->events)
         return;
-    pthread_mutex_lock(&t->lock);
+    trace_lock(t);
     io_trace_rec *r = &t->rec;
     r->tp_calls++;
     r->tp_cycle_bytes = cycle_bytes;
@@ -341,17 +373,17 @@ void io_trace_plan(io_trace *t, int naggr, int64_t first, int64_t end, int64_t c
         r->tp_domain_bytes += end - first;
         r->tp_domain_max = end - first > r->tp_domain_max ? end - first : r->tp_domain_max;
     }
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 void io_trace_exchange(io_trace *t, int64_t bytes, double t0) {
     if (!t || !t->events)
         return;
     double now = io_trace_now();
-    pthread_mutex_lock(&t->lock);
+    trace_lock(t);
     t->rec.exchange_bytes += bytes;
     t->rec.exchange_time += now - t0;
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 /* The earliest open of the file's ranks, and whether rank 0 can take the
@@ -419,10 +451,10 @@ void io_trace_finalize(pario_file *fh) {
     io_trace *t = fh->trace;
     if (!t || !t->events || !t->doc_path[0])
         return;
-    pthread_mutex_lock(&t->lock);
+    trace_lock(t);
     t->rec.t_close = io_trace_now();
     io_trace_write_unclosed(fh, t);
-    pthread_mutex_unlock(&t->lock);
+    trace_unlock(t);
 }
 
 void io_trace_close(pario_file *fh) {

@@ -22,6 +22,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include "io/trace/clock.h"
 
 struct pario_file;
 struct rw_call;
@@ -89,7 +90,7 @@ typedef struct io_trace_view {
  * bytes (an independent contiguous access) is one event: the logical one,
  * flagged IO_TRACE_FOLDED, carrying the physical request's times. */
 typedef struct io_trace_event {
-    double t; /* seconds since the epoch (CLOCK_REALTIME), comparable across ranks */
+    double t; /* seconds since IO_TRACE_EPOCH (clock.h), comparable across ranks */
     int64_t off, bytes;
     float dur;      /* seconds */
     float phys_lag; /* IO_TRACE_FOLDED: the physical request started this long after t */
@@ -127,9 +128,6 @@ static inline int io_trace_any(void) {
     return __builtin_expect(atomic_load_explicit(&io_trace_open_files, memory_order_relaxed), 0);
 }
 
-/* Seconds (CLOCK_REALTIME). */
-double io_trace_now(void);
-
 /* At open, before the hints are agreed: this rank's wish ($PARIO_TRACE or
  * the hint pario_trace in info) into fh->hints.trace. */
 void io_trace_wish(struct pario_file *fh, MPI_Info info);
@@ -147,22 +145,31 @@ void io_trace_finalize(struct pario_file *fh);
 /* A blocking call being traced on this thread. Its first plain pread or
  * pwrite is kept here instead of taking the trace's lock on its own, and is
  * recorded with the call, in the call's event when it is at the call's
- * offset and of its bytes (IO_TRACE_FOLDED). */
+ * offset and of its bytes (IO_TRACE_FOLDED).
+ *
+ * In an independent call (`lazy_end`) the kept request's end is not read
+ * when it returns: it is the thread's next clock reading in the call (the
+ * next storage call's start, or the call's end), which comes after a few
+ * returns, so a folded call reads the clock three times, not four. A
+ * collective call reads it at once (exchange steps follow, unread here). */
 typedef struct io_trace_inflight {
     io_trace *t;
     struct io_trace_inflight *outer; /* the call this thread was in before (none: NULL) */
     int has;                         /* a request is kept */
+    int lazy_end;                    /* its end is the next reading (see above) */
+    int end_open;                    /* kept, its end not read yet */
     int op;                          /* IO_TRACE_PREAD or IO_TRACE_PWRITE */
     int64_t off, bytes;
     double start, dur;
 } io_trace_inflight;
 
-/* Starts tracing a blocking call on a file whose trace is t: its start
- * time, 0 when the file is not traced (t NULL: one test, nothing else to
- * do). Otherwise io_trace_call(..., in) must follow on this thread. */
-double io_trace_enter(io_trace *t, io_trace_inflight *in);
-static inline double io_trace_begin(io_trace *t, io_trace_inflight *in) {
-    return __builtin_expect(t != 0, 0) ? io_trace_enter(t, in) : 0.0;
+/* Starts tracing a blocking call (independent or not) on a file whose
+ * trace is t: its start time, 0 when the file is not traced (t NULL: one
+ * test, nothing else to do). Otherwise io_trace_call(..., in) must follow
+ * on this thread. */
+double io_trace_enter(io_trace *t, io_trace_inflight *in, int independent);
+static inline double io_trace_begin(io_trace *t, io_trace_inflight *in, int independent) {
+    return __builtin_expect(t != 0, 0) ? io_trace_enter(t, in, independent) : 0.0;
 }
 
 /* Logical layer: a read or write call that started at t0 moved `bytes`

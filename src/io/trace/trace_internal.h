@@ -2,12 +2,13 @@
 #ifndef PARIO_IO_TRACE_INTERNAL_H
 #define PARIO_IO_TRACE_INTERNAL_H
 
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include "io/flat/flat.h"
 #include "io/trace/trace.h"
 
 struct io_trace {
-    pthread_mutex_t lock; /* every field below */
+    atomic_flag lock; /* every field below (trace_lock) */
     io_trace_rec rec;
     io_trace_event *events;                     /* room for cap events */
     int64_t cap;                                /* grows to IO_TRACE_EVENTS on demand */
@@ -16,6 +17,20 @@ struct io_trace {
     int64_t unit_mask;                          /* unit - 1 when unit is a power of two, else -1 */
     char *doc_path;                             /* where the run's document goes */
 };
+
+/* The trace's lock is held for a few hundred instructions while recording
+ * (and while io_trace_finalize writes, when nothing else records), so
+ * taking it is one atomic exchange and releasing it one store (a mutex
+ * costs two atomic operations and two calls on every request); a waiter
+ * yields the CPU, since with more ranks than cores the holder may be off it. */
+static inline void trace_lock(io_trace *t) {
+    while (atomic_flag_test_and_set_explicit(&t->lock, memory_order_acquire))
+        sched_yield();
+}
+
+static inline void trace_unlock(io_trace *t) {
+    atomic_flag_clear_explicit(&t->lock, memory_order_release);
+}
 
 /* Text that grows as it is written (trace_json.c); `failed` once memory ran out. */
 typedef struct io_trace_text {

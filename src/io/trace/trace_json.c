@@ -92,16 +92,43 @@ static const char digit_pairs[] = "000102030405060708091011121314151617181920212
                                   "6263646566676869707172737475767778798081828384858687888990919293"
                                   "949596979899";
 
-/* How many decimal digits v has. */
+/* 10^k, k = 0..19. */
+static const uint64_t powers_of_ten[20] = {1ull,
+                                           10ull,
+                                           100ull,
+                                           1000ull,
+                                           10000ull,
+                                           100000ull,
+                                           1000000ull,
+                                           10000000ull,
+                                           100000000ull,
+                                           1000000000ull,
+                                           10000000000ull,
+                                           100000000000ull,
+                                           1000000000000ull,
+                                           10000000000000ull,
+                                           100000000000000ull,
+                                           1000000000000000ull,
+                                           10000000000000000ull,
+                                           100000000000000000ull,
+                                           1000000000000000000ull,
+                                           10000000000000000000ull};
+
+/* How many decimal digits v has: from its bit length (log10(2) is about
+ * 1233/4096, which gives the digits or one more), then one comparison; no
+ * division. */
 static int decimal_len(uint64_t v) {
-    int n = 1;
-    for (; v >= 10000; v /= 10000)
-        n += 4;
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+    int bits = 64 - __builtin_clzll(v | 1);
+    int n = (bits * 1233) >> 12;
+    return n + 1 - (v < powers_of_ten[n] && v != 0);
 }
 
 /* Decimal digits of v at p, written from the last one back; the end. */
 static char *digits_u64(char *p, uint64_t v) {
+    if (v < 10) { /* ranks, layers, operations, views, whole seconds: mostly one digit */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
     char *end = p + decimal_len(v), *q = end;
     while (v >= 100) {
         uint64_t r = v % 100;
@@ -448,8 +475,9 @@ static int entry_head(trace_entry *e, const pario_file *fh, const io_trace *t, i
     put_key_int(b, "nranks", e->nranks, 0);
     put_key_int(b, "nnodes", fh->nnodes, 0);
     put_key_int(b, "unclosed_rank", unclosed_rank, 0);
-    put_key_seconds(b, "t_open", total.t_open, 0);
-    put_key_seconds(b, "t_close", total.t_close, 0);
+    put_key_seconds(b, "t_open", total.t_open + IO_TRACE_EPOCH, 0); /* since 1970 */
+    put_key_seconds(b, "t_close", total.t_close + IO_TRACE_EPOCH, 0);
+    put(b, io_trace_clock_is_tsc() ? ",\"clock\":\"tsc\"" : ",\"clock\":\"system\"");
     put(b, ",\"routes\":");
     put_string(b, routes);
     put_hints(b, fh, t);
