@@ -3,6 +3,7 @@
 #ifndef PARIO_TESTS_IO_TEST_H
 #define PARIO_TESTS_IO_TEST_H
 
+#include <stdlib.h>
 #include <string.h>
 #include "pario/io.h"
 #include "ptest.h"
@@ -38,6 +39,13 @@ static inline int iot_hint_is(pario_file *fh, const char *key, const char *want)
     MPI_Info_get(info, key, sizeof v - 1, v, &flag);
     MPI_Info_free(&info);
     return flag && strcmp(v, want) == 0;
+}
+
+/* Whether all nranks ranks share one node (PARIO_NODE_SIZE unset, or at
+ * least nranks). */
+static inline int iot_one_node(int nranks) {
+    const char *ns = getenv("PARIO_NODE_SIZE");
+    return !ns || atoi(ns) <= 0 || atoi(ns) >= nranks;
 }
 
 #endif

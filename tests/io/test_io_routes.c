@@ -125,8 +125,7 @@ int main(int argc, char **argv) {
     ptest_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *ns = getenv("PARIO_NODE_SIZE");
-    one_node = !ns || atoi(ns) <= 0 || atoi(ns) >= nranks;
+    one_node = iot_one_node(nranks);
     int many = nranks > 1;
     const char *none[] = {NULL};
     const char *enable[] = {"romio_cb_write", "enable", "romio_cb_read", "enable", NULL};

@@ -139,7 +139,7 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     coll_route_count(fh, route);
     if (route == COLL_ROUTE_TWOPHASE) {
         coll_plan plan;
-        return run_planned(c, &plan, coll_plan_make(&plan, fh, all, pipelined));
+        return run_planned(c, &plan, coll_plan_make(&plan, fh, all, c->write, pipelined));
     }
     return io_agree(fh->comm, io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved),
                     &fh->last);

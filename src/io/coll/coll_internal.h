@@ -44,6 +44,11 @@ typedef struct coll_plan {
      * `parts` stripes of one target, consecutive in its object. */
     int per_target;
     int64_t factor, group, parts, row0;
+    /* Every rank's range when each is whole (its data fills it: no holes)
+     * and the domains are contiguous, else NULL: an aggregator then knows
+     * each rank's piece of its window, the range cut at the window, and
+     * needs no list of pieces (twophase.c). */
+    const struct coll_range *whole;
 } coll_plan;
 
 /* The ranks' ranges with data, in file order: whether some range has holes,
@@ -55,10 +60,11 @@ typedef struct coll_shape {
     int64_t largest;
 } coll_shape;
 coll_shape coll_ranges_shape(const coll_range *r, int n);
-/* Choose aggregators (cb_nodes, spread over ranks) and aligned domains;
- * pipelined: the cycles may be halved and overlap file access with the
- * exchange (the same on every rank). */
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined);
+/* Choose aggregators (cb_nodes spread over ranks, fewer for request-bound
+ * reads: route.c) and aligned domains; pipelined: the cycles may be halved
+ * and overlap file access with the exchange (the same on every rank). */
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
+                   int pipelined);
 void coll_plan_free(coll_plan *p);
 /* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we):
  * the span from its first part to its last. */

@@ -1,6 +1,7 @@
 /* Deciding whether to aggregate, choosing aggregators and file domains. */
 #include <stdlib.h>
 #include "io/coll/coll_internal.h"
+#include "io/coll/route.h"
 #include "io/driver/stripe.h"
 
 static int cmp_range(const void *a, const void *b) {
@@ -40,6 +41,14 @@ static int64_t align_down(int64_t x, int64_t a) {
 }
 static int64_t align_up(int64_t x, int64_t a) {
     return (x + a - 1) / a * a;
+}
+
+/* Whether every rank's data fills its range (no holes). */
+static int ranges_whole(const coll_range *r, int n) {
+    for (int i = 0; i < n; i++)
+        if (r[i].end > r[i].first && r[i].bytes != r[i].end - r[i].first)
+            return 0;
+    return 1;
 }
 
 void coll_plan_free(coll_plan *p) {
@@ -164,11 +173,14 @@ static void contiguous_plan(coll_plan *p, int64_t lo, int64_t hi, int64_t cb, in
     }
 }
 
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int pipelined) {
+int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
+                   int pipelined) {
     int64_t lo, hi;
     union_of(fh, r, &lo, &hi);
     *p = (coll_plan){.my_aggr = -1};
-    int naggr = io_coll_naggr(fh);
+    int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
+    int64_t window = cycle < cb ? cycle : cb;
+    int naggr = coll_route_aggregators(fh, write, hi - lo, window, io_coll_naggr(fh));
     int64_t factor = targets_to_serve(fh, naggr);
     if (plan_alloc(p, naggr) != PARIO_OK)
         return PARIO_ERR_NO_MEM;
@@ -179,10 +191,10 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
     /* The window of one cycle: at most pario_cb_cycle_size (small windows stay
      * in the CPU cache between the exchange and the file access), and when
      * several cycles are pipelined two windows must fit in cb_buffer_size. */
-    int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
-    p->cycle_bytes = cycle < cb ? cycle : cb;
+    p->cycle_bytes = window;
     if (!(factor > 0 && per_target_plan(p, factor, naggr, lo, hi, cb, cycle, pipelined)))
         contiguous_plan(p, lo, hi, cb, cycle, pipelined);
+    p->whole = !p->per_target && ranges_whole(r, fh->nranks) ? r : NULL;
     for (int i = 0; i < p->naggr; i++)
         if ((p->aggr[i] = io_coll_aggregator(fh, i, naggr)) == fh->rank)
             p->my_aggr = i;

@@ -26,6 +26,10 @@ typedef enum coll_route {
 coll_route coll_route_first(const pario_file *fh, int write);
 /* Once every rank's range is known: TWOPHASE, OWN_SIEVED or INDEPENDENT. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const struct coll_range *all);
+/* Aggregators of a two-phase call over a span of file bytes with windows
+ * of `window` bytes, out of the naggr the hints allow. */
+int coll_route_aggregators(const pario_file *fh, int write, int64_t span, int64_t window,
+                           int naggr);
 /* Count a call that took route r (reported by get_info as pario_coll_routes). */
 void coll_route_count(pario_file *fh, coll_route r);
 

@@ -328,6 +328,40 @@ static int exchange_meta(twophase *t, cycle *c) {
     return wait_all(t->reqs, nreq);
 }
 
+/* Whole ranges (plan.c): each rank's piece of this aggregator's window is its
+ * range cut at the window, one piece, so the lists need no message. The
+ * counts still come from every rank (a rank that could not describe its
+ * pieces sends none); a count that disagrees with the range is a planning
+ * bug, recorded, with the piece cut to what the rank sends. */
+static int pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
+    const coll_plan *p = t->p;
+    int n = t->fh->nranks;
+    c->nin = 0;
+    if (p->my_aggr < 0)
+        return PARIO_OK;
+    if (grow(&c->meta_in, (int64_t)n * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    int64_t ws, we, *m = (int64_t *)c->meta_in.p;
+    coll_plan_window(p, p->my_aggr, k, &ws, &we);
+    for (int r = 0; r < n; r++) {
+        int64_t bytes = c->recv_cnt[2 * r + 1];
+        c->recv_cnt[2 * r] = bytes > 0;
+        if (bytes == 0)
+            continue;
+        int64_t s = p->whole[r].first > ws ? p->whole[r].first : ws;
+        int64_t e = p->whole[r].end < we ? p->whole[r].end : we;
+        if (e - s != bytes) {
+            fail(t, PARIO_ERR_INTERN, "a rank's piece does not match its range");
+            s = s < we ? s : ws;
+            e = s + bytes < we ? s + bytes : we;
+        }
+        m[2 * c->nin] = s;
+        m[2 * c->nin + 1] = e - s;
+        c->nin++;
+    }
+    return PARIO_OK;
+}
+
 /* n (position, length) pairs as one byte datatype: each at its place in
  * the window starting at ws under plan p, or, without a plan, at its
  * position less ws. */
@@ -618,7 +652,8 @@ static int prepare_cycle(twophase *t, int64_t k, int slot) {
     if (MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) !=
         MPI_SUCCESS)
         return PARIO_ERR_COMM;
-    if ((rc = exchange_meta(t, c)) != PARIO_OK)
+    rc = t->p->whole ? pieces_from_ranges(t, c, k) : exchange_meta(t, c);
+    if (rc != PARIO_OK)
         return rc;
     c->nruns = 0;
     if (t->p->my_aggr >= 0) {

@@ -1,0 +1,95 @@
+/* How many storage requests a collective read makes where read calls are
+ * request-bound (io/coll/route.c, rule 5): IO500 ior-hard's pattern, each
+ * rank's record of 47,008 bytes after the previous rank's, read across
+ * nodes with a read call costing as much as 1 MiB of transfer (the hint, as
+ * `pario calibrate` finds on a network file system) and domains aligned to
+ * 128 KiB (the block size FUSE reports). One aggregator reads each call's
+ * span in one request; cut at the 128 KiB boundaries the same call took two
+ * or three. The test counts the pread calls the process makes (it defines
+ * pread, which the library's calls reach first) and checks every byte. */
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "io_test.h"
+
+enum { RECORD = 47008, CALLS = 3 };
+
+static long long preads; /* this process's pread calls since the last reset */
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off) {
+    preads++;
+    return syscall(SYS_pread64, fd, buf, len, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off_t off) {
+    return pread(fd, buf, len, off);
+}
+
+static int rank, nranks;
+
+static unsigned char byte_at(int64_t off) {
+    return (unsigned char)(off * 7 + off / 251 + 3);
+}
+
+static int64_t record_at(int call) {
+    return ((int64_t)call * nranks + rank) * RECORD;
+}
+
+/* Every rank writes its records of all calls, on its own. */
+static void write_records(pario_file *fh) {
+    unsigned char *out = malloc(RECORD);
+    for (int j = 0; j < CALLS; j++) {
+        for (int64_t i = 0; i < RECORD; i++)
+            out[i] = byte_at(record_at(j) + i);
+        PT_EQ(pario_file_write_at(fh, record_at(j), out, RECORD, MPI_BYTE, NULL), PARIO_OK);
+    }
+    free(out);
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+}
+
+/* The collective reads of every call; returns the preads of all ranks. */
+static long long read_records(pario_file *fh) {
+    unsigned char *in = malloc(RECORD);
+    long long all = 0;
+    preads = 0;
+    for (int j = 0; j < CALLS; j++) {
+        memset(in, 0, RECORD);
+        PT_EQ(pario_file_read_at_all(fh, record_at(j), in, RECORD, MPI_BYTE, NULL), PARIO_OK);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < RECORD; i++)
+            bad += in[i] != byte_at(record_at(j) + i);
+        PT_EQ(bad, 0);
+    }
+    long long mine = preads;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    free(in);
+    return all;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    ptest_init();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int one_node = iot_one_node(nranks);
+    const char *path = ptest_path("read-requests");
+    if (rank == 0)
+        remove(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const char *request_bound[] = {"pario_read_call_bytes", "1048576", "striping_unit", "131072",
+                                   NULL};
+    pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, request_bound);
+    if (fh) {
+        write_records(fh);
+        long long requests = read_records(fh);
+        /* Across nodes: one request per call. On one node each rank reads
+         * its own record (route.c, rule 2); one rank has nobody to combine with. */
+        long long want = one_node || nranks == 1 ? (long long)CALLS * nranks : CALLS;
+        PT_EQ(requests, want);
+        pario_error err;
+        PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    }
+    return ptest_finish();
+}
