@@ -4,6 +4,7 @@
  * errors for bad layouts. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -302,6 +303,59 @@ static void test_plain_stays_plain(void) {
     }
 }
 
+/* A target list longer than an info value may be (MPI_MAX_INFO_VAL; given by
+ * $PARIO_STRIPE_TARGETS, which has no such limit): the file is striped over
+ * it, get_info leaves the list out instead of failing inside MPI (an
+ * MPI_Info_set of a longer value is fatal in Open MPI), and a reopen finds
+ * the layout. The list names the same directories with "/." repeated. */
+static void test_long_target_list(void) {
+    const char *path = ptest_path("longlist");
+    if (rank == 0)
+        unlink(path);
+    static char list[3 * 4400 + 1024];
+    list[0] = '\0';
+    const char *from = targets;
+    for (int i = 0; i < FACTOR; i++) {
+        const char *comma = strchr(from, ',');
+        size_t len = comma ? (size_t)(comma - from) : strlen(from);
+        strncat(list, from, len);
+        for (int k = 0; k < 60; k++)
+            strcat(list, "/.");
+        if (comma)
+            strcat(list, ",");
+        from = comma ? comma + 1 : from + len;
+    }
+    PT_CHECK(strlen(list) > MPI_MAX_INFO_VAL);
+    setenv("PARIO_STRIPE_TARGETS", list, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const char *kv[] = {"striping_factor", "3", "striping_unit", "1000", NULL};
+    pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, kv);
+    unsetenv("PARIO_STRIPE_TARGETS");
+    if (!fh)
+        return;
+    MPI_Info info;
+    PT_EQ(pario_file_get_info(fh, &info), PARIO_OK);
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 1;
+    MPI_Info_get(info, "pario_stripe_targets", MPI_MAX_INFO_VAL, v, &flag);
+    PT_EQ(flag, 0);
+    MPI_Info_get(info, "striping_factor", MPI_MAX_INFO_VAL, v, &flag);
+    PT_CHECK(flag && strcmp(v, "3") == 0);
+    MPI_Info_free(&info);
+    static unsigned char mine[PER_RANK], back[PER_RANK];
+    int64_t at = (int64_t)rank * PER_RANK;
+    ptest_pattern_fill(mine, PER_RANK, at, 5);
+    PT_EQ(pario_file_write_at_all(fh, at, mine, PER_RANK, MPI_BYTE, NULL), PARIO_OK);
+    PT_EQ(pario_file_close(&fh, NULL), PARIO_OK);
+    fh = iot_open(path, MPI_MODE_RDONLY, (const char *const[]){NULL});
+    if (!fh)
+        return;
+    PT_CHECK(iot_hint_is(fh, "striping_factor", "3"));
+    PT_EQ(pario_file_read_at_all(fh, at, back, PER_RANK, MPI_BYTE, NULL), PARIO_OK);
+    PT_CHECK(memcmp(mine, back, PER_RANK) == 0);
+    PT_EQ(pario_file_close(&fh, NULL), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -321,5 +375,6 @@ int main(int argc, char **argv) {
     test_delete(path);
     test_bad_layouts();
     test_plain_stays_plain();
+    test_long_target_list();
     return ptest_finish();
 }

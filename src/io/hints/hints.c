@@ -394,7 +394,10 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "pario_read_once", switch_name(h->read_once));
     snprintf(v, sizeof v, "%lld", (long long)h->read_once_max);
     MPI_Info_set(*info, "pario_read_once_max", v);
-    if (h->stripe_targets[0])
+    /* A list from $PARIO_STRIPE_TARGETS may be longer than an info value
+     * can be (setting one is an error MPI handles as fatal): left out. */
+    size_t targets_len = strlen(h->stripe_targets);
+    if (targets_len > 0 && targets_len < MPI_MAX_INFO_VAL)
         MPI_Info_set(*info, "pario_stripe_targets", h->stripe_targets);
     return PARIO_OK;
 }
