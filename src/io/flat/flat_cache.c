@@ -3,7 +3,7 @@
  * Process-wide registry (documented in flat.h): one keyval created on first
  * use under pthread_once and kept for the life of the process, plus a mutex
  * that makes "look up, else attach" atomic between threads. */
-#include "io/flat/flat.h"
+#include "io/flat/flat_internal.h"
 
 #include <pthread.h>
 
@@ -66,7 +66,24 @@ static int cache_attach(MPI_Datatype type, flat_type *t, const flat_type **out) 
     return rc;
 }
 
-int flat_get(MPI_Datatype type, const flat_type **out) {
+bool flat_is_cached(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL)
+        return false;
+    pthread_once(&registry_once, registry_create);
+    return registry_status == PARIO_OK && cache_lookup(type) != NULL;
+}
+
+/* Decoded, or packed when comm is given and packing pays (flat_pack.c). */
+static int build_form(MPI_Datatype type, MPI_Comm comm, flat_type **t) {
+    if (comm != MPI_COMM_NULL) {
+        int rc = flat_pack_try(type, comm, t);
+        if (rc != FLAT_PACK_DECLINED)
+            return rc;
+    }
+    return flat_decode(type, t);
+}
+
+static int get_form(MPI_Datatype type, MPI_Comm comm, const flat_type **out) {
     if (!out)
         return PARIO_ERR_ARG;
     *out = NULL;
@@ -81,8 +98,16 @@ int flat_get(MPI_Datatype type, const flat_type **out) {
         return PARIO_OK;
     }
     flat_type *t;
-    int rc = flat_build(type, &t);
+    int rc = build_form(type, comm, &t);
     if (rc)
         return rc;
     return cache_attach(type, t, out);
+}
+
+int flat_get(MPI_Datatype type, const flat_type **out) {
+    return get_form(type, MPI_COMM_NULL, out);
+}
+
+int flat_get_committed(MPI_Datatype type, MPI_Comm comm, const flat_type **out) {
+    return get_form(type, comm, out);
 }
