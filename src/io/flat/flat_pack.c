@@ -24,10 +24,21 @@
 /* Largest true extent (three digits of offset) and data size read this way. */
 #define PACK_MAX_EXTENT ((int64_t)1 << 24)
 
-/* The digit of every byte's offset at `shift` bits, for true_extent bytes. */
+/* The digit of every byte's offset at `shift` bits, for n bytes: runs of
+ * 2^shift equal bytes, so whole runs are set at once (the lowest digit is
+ * the pattern 0..255 repeated). */
 static void fill_digits(unsigned char *src, int64_t n, int shift) {
-    for (int64_t k = 0; k < n; k++)
-        src[k] = (unsigned char)(k >> shift);
+    if (shift == 0) {
+        unsigned char ramp[256];
+        for (int k = 0; k < 256; k++)
+            ramp[k] = (unsigned char)k;
+        for (int64_t k = 0; k < n; k += 256)
+            memcpy(src + k, ramp, (size_t)(n - k < 256 ? n - k : 256));
+        return;
+    }
+    int64_t run = (int64_t)1 << shift;
+    for (int64_t k = 0; k < n; k += run)
+        memset(src + k, (unsigned char)(k >> shift), (size_t)(n - k < run ? n - k : run));
 }
 
 static int digits_for(int64_t extent) {
