@@ -95,6 +95,11 @@ int flat_get_committed(MPI_Datatype type, MPI_Comm comm, const flat_type **out);
 /* Whether flat_get would find the form already cached on type (no decoding
  * is done). */
 bool flat_is_cached(MPI_Datatype type);
+/* Marks type as moved once without its flattened form (io/memstage) and
+ * says whether it was marked before: a type used again is worth
+ * flattening and caching; true when it cannot tell. Thread-safe as the
+ * attribute functions of MPI are. */
+bool flat_used_before(MPI_Datatype type);
 
 /* Build without caching (caller owns; release with flat_release). Same
  * errors as flat_get; no attribute is touched. */

@@ -34,8 +34,15 @@ static int cache_delete(MPI_Datatype type, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The mark of a type moved once without its form (flat_used_before); a
+ * dup is a new type to its program, so the mark is not copied. */
+static int used_keyval = MPI_KEYVAL_INVALID;
+
 static void registry_create(void) {
     int rc = MPI_Type_create_keyval(cache_copy, cache_delete, &registry_keyval, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &used_keyval,
+                                    NULL);
     registry_status = rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_INTERN;
 }
 
@@ -71,6 +78,21 @@ bool flat_is_cached(MPI_Datatype type) {
         return false;
     pthread_once(&registry_once, registry_create);
     return registry_status == PARIO_OK && cache_lookup(type) != NULL;
+}
+
+bool flat_used_before(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL)
+        return true;
+    pthread_once(&registry_once, registry_create);
+    if (registry_status != PARIO_OK)
+        return true;
+    void *value = NULL;
+    int found = 0;
+    if (MPI_Type_get_attr(type, used_keyval, &value, &found) != MPI_SUCCESS)
+        return true;
+    if (!found && MPI_Type_set_attr(type, used_keyval, (void *)&used_keyval) != MPI_SUCCESS)
+        return true;
+    return found;
 }
 
 /* Decoded, or packed when comm is given and packing pays (flat_pack.c). */

@@ -19,12 +19,15 @@ static int member_types(MPI_Datatype type, bool *predefined) {
     return nd;
 }
 
-/* Whether packing pays for this call: a derived type not yet flattened, of a
- * size that MPI_Pack takes and within the bounds of memstage.h. */
+/* Whether packing pays for this call: a derived type not yet flattened and
+ * not moved before (a type used again is flattened once and cached, so its
+ * later calls move the program's memory in place), of a size that MPI_Pack
+ * takes and within the bounds of memstage.h. */
 static bool worth_staging(MPI_Count count, MPI_Datatype type, int64_t *bytes) {
     bool predefined = true;
     int members = member_types(type, &predefined);
-    if (predefined || count <= 0 || count > INT_MAX || flat_is_cached(type))
+    if (predefined || count <= 0 || count > INT_MAX || flat_is_cached(type) ||
+        flat_used_before(type))
         return false;
     MPI_Count size = 0;
     if (MPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0 ||

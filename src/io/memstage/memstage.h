@@ -13,7 +13,9 @@
  *
  * Taken only where it keeps every guarantee: a native view (the datarep path
  * needs the element types), a committed derived type (checked by the caller's
- * argument checks), no flattened form already cached on the type, count and
+ * argument checks), no flattened form already cached on the type and the
+ * type not moved before (a type used again is flattened once and cached, so
+ * its later calls move the program's memory in place), count and
  * bytes that MPI_Pack can take, and a size bound (MEMSTAGE_MAX_BYTES, or
  * MEMSTAGE_SMALL_BYTES unless the type has many member types). Declining is
  * never an error: the call then takes the ordinary path. A read packs the
