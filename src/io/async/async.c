@@ -176,7 +176,7 @@ int io_rw_start(pario_file *fh, const rw_call *c, void *buf, MPI_Count count, MP
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
         rc = io_coll_kept_write_own(fh);
-    if (rc == PARIO_OK && (rc = flat_get(type, &mt)) != PARIO_OK)
+    if (rc == PARIO_OK && (rc = flat_get_committed(type, fh->comm, &mt)) != PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot decode the memory datatype", c->op, fh->path);
     pario_request *r = rc == PARIO_OK ? request_new(fh, c, buf, count, mt) : NULL;
     if (rc == PARIO_OK && !r)

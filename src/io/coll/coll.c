@@ -106,7 +106,7 @@ static int run_planned(coll_call *c, coll_plan *plan, int rc) {
 static int call_prepare(coll_call *c, int check) {
     pario_file *fh = c->fh;
     int rc = check;
-    if (rc == PARIO_OK && (rc = flat_get(c->type, &c->mt)) == PARIO_OK) {
+    if (rc == PARIO_OK && (rc = flat_get_committed(c->type, fh->comm, &c->mt)) == PARIO_OK) {
         c->total = (int64_t)c->count * c->mt->size;
         rc = my_range(fh, c->write, c->pos, &c->total, &c->mine);
     }

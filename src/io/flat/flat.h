@@ -85,6 +85,22 @@ struct flat_type {
  * MPI_Finalize, Open MPI keeps them to the end of the process). */
 int flat_get(MPI_Datatype type, const flat_type **out);
 
+/* flat_get for a committed type, where the caller also names a communicator
+ * whose error handler returns: a type whose decoding would be costly (many
+ * member types in a small extent, e.g. a struct of one derived type per HDF5
+ * chunk) is then flattened by packing it (flat_pack.c). Same result and
+ * errors as flat_get. */
+int flat_get_committed(MPI_Datatype type, MPI_Comm comm, const flat_type **out);
+
+/* Whether flat_get would find the form already cached on type (no decoding
+ * is done). */
+bool flat_is_cached(MPI_Datatype type);
+/* Marks type as moved once without its flattened form (io/memstage) and
+ * says whether it was marked before: a type used again is worth
+ * flattening and caching; true when it cannot tell. Thread-safe as the
+ * attribute functions of MPI are. */
+bool flat_used_before(MPI_Datatype type);
+
 /* Build without caching (caller owns; release with flat_release). Same
  * errors as flat_get; no attribute is touched. */
 int flat_build(MPI_Datatype type, flat_type **out);

@@ -3,7 +3,7 @@
  * Process-wide registry (documented in flat.h): one keyval created on first
  * use under pthread_once and kept for the life of the process, plus a mutex
  * that makes "look up, else attach" atomic between threads. */
-#include "io/flat/flat.h"
+#include "io/flat/flat_internal.h"
 
 #include <pthread.h>
 
@@ -34,8 +34,15 @@ static int cache_delete(MPI_Datatype type, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
+/* The mark of a type moved once without its form (flat_used_before); a
+ * dup is a new type to its program, so the mark is not copied. */
+static int used_keyval = MPI_KEYVAL_INVALID;
+
 static void registry_create(void) {
     int rc = MPI_Type_create_keyval(cache_copy, cache_delete, &registry_keyval, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &used_keyval,
+                                    NULL);
     registry_status = rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_INTERN;
 }
 
@@ -66,7 +73,39 @@ static int cache_attach(MPI_Datatype type, flat_type *t, const flat_type **out) 
     return rc;
 }
 
-int flat_get(MPI_Datatype type, const flat_type **out) {
+bool flat_is_cached(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL)
+        return false;
+    pthread_once(&registry_once, registry_create);
+    return registry_status == PARIO_OK && cache_lookup(type) != NULL;
+}
+
+bool flat_used_before(MPI_Datatype type) {
+    if (type == MPI_DATATYPE_NULL)
+        return true;
+    pthread_once(&registry_once, registry_create);
+    if (registry_status != PARIO_OK)
+        return true;
+    void *value = NULL;
+    int found = 0;
+    if (MPI_Type_get_attr(type, used_keyval, &value, &found) != MPI_SUCCESS)
+        return true;
+    if (!found && MPI_Type_set_attr(type, used_keyval, (void *)&used_keyval) != MPI_SUCCESS)
+        return true;
+    return found;
+}
+
+/* Decoded, or packed when comm is given and packing pays (flat_pack.c). */
+static int build_form(MPI_Datatype type, MPI_Comm comm, flat_type **t) {
+    if (comm != MPI_COMM_NULL) {
+        int rc = flat_pack_try(type, comm, t);
+        if (rc != FLAT_PACK_DECLINED)
+            return rc;
+    }
+    return flat_decode(type, t);
+}
+
+static int get_form(MPI_Datatype type, MPI_Comm comm, const flat_type **out) {
     if (!out)
         return PARIO_ERR_ARG;
     *out = NULL;
@@ -81,8 +120,16 @@ int flat_get(MPI_Datatype type, const flat_type **out) {
         return PARIO_OK;
     }
     flat_type *t;
-    int rc = flat_build(type, &t);
+    int rc = build_form(type, comm, &t);
     if (rc)
         return rc;
     return cache_attach(type, t, out);
+}
+
+int flat_get(MPI_Datatype type, const flat_type **out) {
+    return get_form(type, MPI_COMM_NULL, out);
+}
+
+int flat_get_committed(MPI_Datatype type, MPI_Comm comm, const flat_type **out) {
+    return get_form(type, comm, out);
 }

@@ -98,7 +98,7 @@ static bool combiner_is_predefined(int combiner) {
 
 /* Predefined types (and the Fortran parameterized ones, which must not be
  * freed either) come back from MPI_Type_get_contents as themselves. */
-static bool type_is_predefined(MPI_Datatype t) {
+bool flat_type_is_predefined(MPI_Datatype t) {
     int ni, na, nd, combiner;
     return MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
            combiner_is_predefined(combiner);
@@ -108,7 +108,7 @@ static void contents_free(type_contents *c) {
     for (int i = 0; i < c->nd; i++) {
         if (c->kids && c->kids[i])
             flat_release(c->kids[i]);
-        if (c->types && c->types[i] != MPI_DATATYPE_NULL && !type_is_predefined(c->types[i]))
+        if (c->types && c->types[i] != MPI_DATATYPE_NULL && !flat_type_is_predefined(c->types[i]))
             MPI_Type_free(&c->types[i]);
     }
     free(c->ints);
@@ -252,7 +252,7 @@ static int push_combiner(flat_builder *b, const type_contents *c) {
 
 /* Make the flat_type of an MPI type: the extent comes from MPI (it carries
  * resized bounds and alignment padding); the data size must agree. */
-static int finish_mpi_type(MPI_Datatype type, flat_builder *b, flat_type **out) {
+int flat_finish_mpi_type(MPI_Datatype type, flat_builder *b, flat_type **out) {
     MPI_Count size = 0, lb = 0, extent = 0, tlb = 0, textent = 0;
     if (MPI_Type_size_x(type, &size) != MPI_SUCCESS ||
         MPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
@@ -300,9 +300,13 @@ static int decode(MPI_Datatype type, flat_type **out) {
         contents_free(&c);
     }
     if (!rc)
-        rc = finish_mpi_type(type, &b, out);
+        rc = flat_finish_mpi_type(type, &b, out);
     builder_discard(&b);
     return rc;
+}
+
+int flat_decode(MPI_Datatype type, flat_type **out) {
+    return decode(type, out);
 }
 
 int flat_build(MPI_Datatype type, flat_type **out) {

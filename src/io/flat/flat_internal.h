@@ -50,6 +50,30 @@ int builder_finish(flat_builder *b, flat_type **out);
  * block); count 0 when empty. Borrows child: no reference taken. */
 flat_node node_repeat(int64_t disp, int64_t count, int64_t stride, const flat_type *child);
 
+/* Predefined types (and the Fortran parameterized ones) come back from
+ * MPI_Type_get_contents as themselves and must not be freed. */
+bool flat_type_is_predefined(MPI_Datatype t);
+
+/* Decoding with MPI_Type_get_envelope / get_contents (flat_decode.c), no
+ * cache: what flat_build does. */
+int flat_decode(MPI_Datatype type, flat_type **out);
+/* The flat_type of b's nodes with the MPI type's bounds; PARIO_ERR_INTERN
+ * when the data size disagrees with MPI_Type_size. */
+int flat_finish_mpi_type(MPI_Datatype type, flat_builder *b, flat_type **out);
+
+/* Flattening by packing (flat_pack.c), for committed types whose decoding
+ * would be costly: at least FLAT_PACK_MIN_MEMBERS member types, a true extent
+ * of at most FLAT_PACK_EXTENT_PER_MEMBER bytes per member type, and a true
+ * extent and a size of at most 16 MiB each. comm is only used for MPI_Pack
+ * (its error handler must return). FLAT_PACK_DECLINED when the type does not
+ * qualify, packing is not verbatim here or there is no memory for it (the
+ * caller decodes instead); else PARIO_OK, or PARIO_ERR_INTERN when the size
+ * disagrees with MPI_Type_size. */
+#define FLAT_PACK_MIN_MEMBERS 16
+#define FLAT_PACK_EXTENT_PER_MEMBER 4096
+#define FLAT_PACK_DECLINED (-1)
+int flat_pack_try(MPI_Datatype type, MPI_Comm comm, flat_type **out);
+
 /* Subarray and darray layouts (flat_array.c), appended to b. */
 int flat_array_subarray(flat_builder *b, const int *ints, const flat_type *elem);
 int flat_array_darray(flat_builder *b, const int *ints, const flat_type *elem);

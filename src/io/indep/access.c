@@ -376,7 +376,7 @@ int io_access(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count
               int64_t *moved) {
     const flat_type *mt = NULL;
     *moved = 0;
-    int rc = flat_get(type, &mt);
+    int rc = flat_get_committed(type, fh->comm, &mt);
     if (rc != PARIO_OK)
         return pario_fail(&fh->last, rc, "%s %s: cannot decode the memory datatype",
                           write ? "write" : "read", fh->path);

@@ -6,6 +6,7 @@
 #include "io/datarep/convert.h"
 #include "io/indep/access.h"
 #include "io/indep/rw.h"
+#include "io/memstage/memstage.h"
 #include "io/trace/trace.h"
 
 int io_check_readable(pario_file *fh, const char *op) {
@@ -84,6 +85,15 @@ static void rw_advance(pario_file *fh, const rw_call *c, int64_t moved) {
         fh->fp += moved / fh->view.etype_size;
 }
 
+/* The call's outcome once its staged memory was put back (a failure there
+ * is reported unless the call itself failed). */
+static int stage_result(pario_file *fh, const rw_call *c, int stage_rc, int rc) {
+    if (rc != PARIO_OK || stage_rc == PARIO_OK)
+        return rc;
+    return pario_fail(&fh->last, stage_rc, "%s %s: cannot unpack the data into the memory datatype",
+                      c->op, fh->path);
+}
+
 int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *bytes) {
     if (io_datarep_applies(fh, type)) /* non-native view: convert, then come back as bytes */
@@ -95,8 +105,13 @@ int io_rw_independent(pario_file *fh, const rw_call *c, void *buf, MPI_Count cou
     int rc = io_rw_check(fh, c, count, type);
     if (rc == PARIO_OK) /* this rank's kept collective writes come first */
         rc = io_coll_kept_write_own(fh);
-    if (rc == PARIO_OK)
-        rc = io_access(fh, c->write, rw_start(fh, c), buf, count, type, &moved);
+    if (rc == PARIO_OK) {
+        mem_stage st;
+        mem_stage_open(&st, fh->comm, c->write, buf, count, type);
+        rc = io_access(fh, c->write, rw_start(fh, c), mem_stage_buf(&st, buf),
+                       mem_stage_count(&st, count), mem_stage_type(&st, type), &moved);
+        rc = stage_result(fh, c, mem_stage_close(&st), rc);
+    }
     if (t0 != 0.0)
         io_trace_call(fh, c, 0, 0, rw_start(fh, c), moved, rc, t0, &traced);
     rw_advance(fh, c, moved);
@@ -114,7 +129,12 @@ int io_rw_collective(pario_file *fh, const rw_call *c, void *buf, MPI_Count coun
     double t0 = io_trace_begin(fh->trace, &traced, 0);
     pario_error_clear(&fh->last);
     int rc = io_rw_check(fh, c, count, type);
-    rc = io_coll_access(fh, rc, c->write, rw_start(fh, c), buf, count, type, &moved);
+    mem_stage st = {.active = false};
+    if (rc == PARIO_OK)
+        mem_stage_open(&st, fh->comm, c->write, buf, count, type);
+    rc = io_coll_access(fh, rc, c->write, rw_start(fh, c), mem_stage_buf(&st, buf),
+                        mem_stage_count(&st, count), mem_stage_type(&st, type), &moved);
+    rc = stage_result(fh, c, mem_stage_close(&st), rc);
     if (t0 != 0.0)
         io_trace_call(fh, c, 1, 0, rw_start(fh, c), moved, rc, t0, &traced);
     rw_advance(fh, c, moved);

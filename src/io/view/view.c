@@ -118,7 +118,7 @@ int view_make(io_view *out, MPI_Comm comm, MPI_Offset disp, MPI_Datatype etype,
         drop_type(&nv.etype);
         return pario_fail(err, rc, "set_view %s: cannot keep the filetype", path);
     }
-    rc = flat_get(nv.filetype, &nv.flat);
+    rc = flat_get_committed(nv.filetype, comm, &nv.flat);
     if (rc != PARIO_OK)
         rc = pario_fail(err, rc, "set_view %s: cannot decode the filetype", path);
     else
