@@ -14,6 +14,9 @@
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
  *                                         (checked); pario_pgas_load/store and
  *                                         _load_double, _store_double, ... (unchecked)
+ *   x = a[i], a[i] = x                    pario_pgas_get_at/put_at (checked);
+ *                                         pario_pgas_load_at/store_at and
+ *                                         _load_double_at, ... (unchecked, inline)
  *   p++                                   pario_pgas_ptr_inc
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
@@ -82,7 +85,9 @@
  * segments, NULL for ranks of other nodes) and addr (the offset in that
  * segment); a step inside a block changes addr and phase only, a step to the
  * next block also rank. Arrays carry precomputed divisors by B and nranks,
- * so an element's pointer from its index takes two multiplications.
+ * so an element's pointer from its index takes two multiplications, and an
+ * index kind (pario_pgas_elem_loc) by which an element's owner and address
+ * take shifts or one multiplication for the common layouts.
  *
  * ---- Access and the memory model ---------------------------------------------
  * Accesses are relaxed unless named strict (UPC's default):
@@ -112,8 +117,8 @@
  * ---- Errors -------------------------------------------------------------------
  * Every function returns PARIO_OK or a pario_err code and keeps a message in
  * the context (pario_pgas_last_error). No bad input to a checked call crashes
- * or hangs (the unchecked ones, load/store, elem, ptr_add, ptr_inc, are
- * listed with load/store below):
+ * or hangs (the unchecked ones, load/store, load_at/store_at, elem,
+ * elem_loc, ptr_add, ptr_inc, are listed with load/store below):
  *   - index or range outside the array, a range running past the local block
  *     of a cast: PARIO_ERR_ARG, the message names the index;
  *   - a pointer that does not point into a shared heap (null, made up, of
@@ -593,9 +598,10 @@ int pario_pgas_put_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, co
  *              cast_range and every bulk call: a pointer that is not to
  *              shared memory or an index outside the array is an error
  *              (PARIO_ERR_ARG with a message), never a crash;
- *   unchecked  load and store below, elem, ptr_add, ptr_inc: the pointer
- *              (or index) must be valid, as for UPC's *p, where anything else
- *              is undefined behaviour.
+ *   unchecked  load and store below, load_at and store_at, the typed forms,
+ *              elem, elem_loc, ptr_add, ptr_inc: the pointer (or index) must
+ *              be valid, as for UPC's *p, where anything else is undefined
+ *              behaviour.
  * load/store are relaxed accesses like get/put, built for loops: when the
  * element is on a rank of this node the access is one load of the segment
  * table entry of p's rank, one branch on it (is it mapped here?) and the
