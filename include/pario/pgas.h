@@ -453,7 +453,7 @@ typedef struct pario_pgas_loc {
  *   ONE_RANK  base + i elements
  *   CYCLIC    one multiplication (row = x / nranks), owner x - row * nranks
  *   ONE_ROW   one multiplication (owner = x / B)
- *   POW2      shifts and a mask
+ *   POW2      two shifts, a mask and a multiplication by B
  *   DIV       two multiplications (block and row), no division
  * where x = base.rank * B + base.phase + i (i for an array as allocated);
  * ANY goes the general way (pario_pgas_ptr_add_any from the base). Like
@@ -478,7 +478,7 @@ pario_pgas_elem_loc_as(const pario_pgas_array *a, uint64_t i, uint32_t es, uint3
     if (kind == PARIO_PGAS_INDEX_POW2) {
         blk = x >> a->block_shift;
         row = blk >> a->ranks_shift;
-        return (pario_pgas_loc){b.addr + (from + i - ((blk - row) << a->block_shift)) * es,
+        return (pario_pgas_loc){b.addr + (from + i - (blk - row) * b.block) * es,
                                 (uint32_t)(blk & (b.nranks - 1))};
     }
     if (kind == PARIO_PGAS_INDEX_DIV) {
