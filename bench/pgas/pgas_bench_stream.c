@@ -167,27 +167,49 @@ static int reads_v(int k) {
     return k == K_ADD || k == K_TRIAD;
 }
 
-/* ptr: d[i] = combine(u[i'], v[i]), each element's pointer made from its index. */
+/* The owned elements a loop visits: count elements from first, stride
+ * apart. A run of one block has stride 1; at B = 1 the rank's elements are
+ * one row apart (upc_forall over a cyclic array: i = MYTHREAD; i +=
+ * THREADS), so one strided run covers them all. */
+typedef struct owned_run {
+    uint64_t first, count, stride;
+} owned_run;
+
+/* ptr: d[i] = combine(u[i'], v[i]), each element found from its index
+ * (UPC's a[i]: pario_pgas_elem_loc, then the access). The loop is written
+ * once per index kind (kind is a constant where it is called), as a UPC
+ * compiler emits the index arithmetic of the array's type; the arrays'
+ * descriptors are copied into locals so their fields stay in registers. */
 ELEMENT_LOOP ptr_loop(bench *bm, const shared_set *s, const int k, const int shifted,
-                      pario_pgas_range r) {
+                      const uint32_t kind, owned_run r) {
     const operands o = kernel_ops[k];
-    const pario_pgas_array *d = &s->arr[o.dst], *u = &s->arr[o.u];
-    const pario_pgas_array *v = reads_v(k) ? &s->arr[o.v] : u;
+    const pario_pgas_array d = s->arr[o.dst], u = s->arr[o.u];
+    const pario_pgas_array v = reads_v(k) ? s->arr[o.v] : u;
+    const uint32_t es = sizeof(double);
     int bad = 0;
-    for (uint64_t i = r.first; i < r.first + r.count && !bad; i++) {
+    uint64_t i = r.first;
+    for (uint64_t j = 0; j < r.count && !bad; j++, i += r.stride) {
         double x = 0, y = 0;
-        bad = pario_pgas_load_double(bm->ctx, pario_pgas_elem(u, shifted_index(s, i, shifted)), &x);
+        pario_pgas_loc lu = pario_pgas_elem_loc_as(&u, shifted_index(s, i, shifted), es, kind);
+        bad = pario_pgas_load_double_loc(bm->ctx, lu, &x);
         if (reads_v(k))
-            bad |= pario_pgas_load_double(bm->ctx, pario_pgas_elem(v, i), &y);
-        bad |= pario_pgas_store_double(bm->ctx, pario_pgas_elem(d, i), combine(k, x, y));
+            bad |= pario_pgas_load_double_loc(bm->ctx, pario_pgas_elem_loc_as(&v, i, es, kind), &y);
+        bad |= pario_pgas_store_double_loc(bm->ctx, pario_pgas_elem_loc_as(&d, i, es, kind),
+                                           combine(k, x, y));
     }
     return bad;
 }
 
-/* walk: the same with three pointers-to-shared stepped by one (checked: the
- * accesses are the checked get/put). */
+/* The next owned element: p + 1 inside a block run, one row on at B = 1. */
+static inline __attribute__((always_inline)) pario_pgas_ptr owned_step(pario_pgas_ptr p,
+                                                                       uint64_t stride) {
+    return stride == 1 ? pario_pgas_ptr_inc(p) : pario_pgas_ptr_add(p, (int64_t)stride);
+}
+
+/* walk: the same with three pointers-to-shared stepped to the next owned
+ * element (checked: the accesses are the checked get/put). */
 ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int shifted,
-                       const int checked, pario_pgas_range r) {
+                       const int checked, owned_run r) {
     const operands o = kernel_ops[k];
     pario_pgas_ptr pd = pario_pgas_elem(&s->arr[o.dst], r.first);
     pario_pgas_ptr pu = pario_pgas_elem(&s->arr[o.u], shifted_index(s, r.first, shifted));
@@ -207,10 +229,10 @@ ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int sh
                 bad |= pario_pgas_load_double(bm->ctx, pv, &y);
             bad |= pario_pgas_store_double(bm->ctx, pd, combine(k, x, y));
         }
-        pu = pario_pgas_ptr_inc(pu);
+        pu = owned_step(pu, r.stride);
         if (reads_v(k))
-            pv = pario_pgas_ptr_inc(pv);
-        pd = pario_pgas_ptr_inc(pd);
+            pv = owned_step(pv, r.stride);
+        pd = owned_step(pd, r.stride);
     }
     return bad;
 }
@@ -238,25 +260,54 @@ ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int sh
         return PARIO_ERR_ARG;                                                                      \
     }
 
-static int run_ptr(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
-#define PTR_CALL(K, S) ptr_loop(bm, s, K, S, r)
-    PER_KERNEL(PTR_CALL)
-#undef PTR_CALL
+/* ptr, one instance per index kind of the set's arrays (all three share it). */
+#define PTR_KIND(KIND)                                                                             \
+    static int run_ptr_##KIND(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {   \
+        PER_KERNEL(PTR_CALL_##KIND)                                                                \
+    }
+#define PTR_CALL_ANY(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_ANY, r)
+#define PTR_CALL_ONE_RANK(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_ONE_RANK, r)
+#define PTR_CALL_CYCLIC(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_CYCLIC, r)
+#define PTR_CALL_ONE_ROW(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_ONE_ROW, r)
+#define PTR_CALL_POW2(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_POW2, r)
+#define PTR_CALL_DIV(K, S) ptr_loop(bm, s, K, S, PARIO_PGAS_INDEX_DIV, r)
+PTR_KIND(ANY)
+PTR_KIND(ONE_RANK)
+PTR_KIND(CYCLIC)
+PTR_KIND(ONE_ROW)
+PTR_KIND(POW2)
+PTR_KIND(DIV)
+
+static int run_ptr(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {
+    switch (s->arr[ARR_A].index_kind) {
+    case PARIO_PGAS_INDEX_ONE_RANK:
+        return run_ptr_ONE_RANK(bm, s, k, shifted, r);
+    case PARIO_PGAS_INDEX_CYCLIC:
+        return run_ptr_CYCLIC(bm, s, k, shifted, r);
+    case PARIO_PGAS_INDEX_ONE_ROW:
+        return run_ptr_ONE_ROW(bm, s, k, shifted, r);
+    case PARIO_PGAS_INDEX_POW2:
+        return run_ptr_POW2(bm, s, k, shifted, r);
+    case PARIO_PGAS_INDEX_DIV:
+        return run_ptr_DIV(bm, s, k, shifted, r);
+    default:
+        return run_ptr_ANY(bm, s, k, shifted, r);
+    }
 }
 
-static int run_walk(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+static int run_walk(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {
 #define WALK_CALL(K, S) walk_loop(bm, s, K, S, 0, r)
     PER_KERNEL(WALK_CALL)
 #undef WALK_CALL
 }
 
-static int run_checked(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+static int run_checked(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {
 #define CHECKED_CALL(K, S) walk_loop(bm, s, K, S, 1, r)
     PER_KERNEL(CHECKED_CALL)
 #undef CHECKED_CALL
 }
 
-static int run_cast(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+static int run_cast(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {
     const operands o = kernel_ops[k];
     double *d = pario_pgas_cast(bm->ctx, pario_pgas_elem(&s->arr[o.dst], r.first));
     const double *u =
@@ -269,7 +320,7 @@ static int run_cast(bench *bm, const shared_set *s, int k, int shifted, pario_pg
     return PARIO_OK;
 }
 
-static int run_bulk(bench *bm, const shared_set *s, int k, int shifted, pario_pgas_range r) {
+static int run_bulk(bench *bm, const shared_set *s, int k, int shifted, owned_run r) {
     const operands o = kernel_ops[k];
     int rc = PARIO_OK;
     for (uint64_t off = 0; off < r.count && rc == PARIO_OK; off += CHUNK_ELEMS) {
@@ -286,17 +337,25 @@ static int run_bulk(bench *bm, const shared_set *s, int k, int shifted, pario_pg
     return rc;
 }
 
-typedef int (*run_fn)(bench *, const shared_set *, int, int, pario_pgas_range);
+typedef int (*run_fn)(bench *, const shared_set *, int, int, owned_run);
 static const run_fn shared_runs[] = {run_ptr, run_walk, run_checked, run_cast, run_bulk};
 
-/* One kernel over every owned run of the set. */
+/* One kernel over every owned run of the set; at B = 1 the element-wise
+ * methods take the rank's elements as one strided run (cast and bulk keep
+ * one run per block). */
 static int kernel_shared(bench *bm, const config *c, int k) {
     run_fn run = shared_runs[c->method];
+    const pario_pgas_array *a = &c->set->arr[ARR_A];
+    if (c->set->block == 1 && c->method <= M_CHECKED && !c->shifted) {
+        owned_run r = {(uint64_t)bm->rank, pario_pgas_local_count(a, bm->rank),
+                       (uint64_t)bm->nranks};
+        return r.count ? run(bm, c->set, k, 0, r) : PARIO_OK;
+    }
     uint64_t cursor = 0;
-    pario_pgas_range r;
+    pario_pgas_range g;
     int rc = PARIO_OK;
-    while (rc == PARIO_OK && pario_pgas_owned_next(&c->set->arr[ARR_A], bm->rank, &cursor, &r))
-        rc = run(bm, c->set, k, c->shifted, r);
+    while (rc == PARIO_OK && pario_pgas_owned_next(a, bm->rank, &cursor, &g))
+        rc = run(bm, c->set, k, c->shifted, (owned_run){g.first, g.count, 1});
     return rc;
 }
 

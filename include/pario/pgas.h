@@ -14,6 +14,9 @@
  *   x = *p, *p = x (relaxed / strict)     pario_pgas_get/put, _get_strict/_put_strict
  *                                         (checked); pario_pgas_load/store and
  *                                         _load_double, _store_double, ... (unchecked)
+ *   x = a[i], a[i] = x                    pario_pgas_get_at/put_at (checked);
+ *                                         pario_pgas_load_at/store_at and
+ *                                         _load_double_at, ... (unchecked, inline)
  *   p++                                   pario_pgas_ptr_inc
  *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
@@ -82,7 +85,9 @@
  * segments, NULL for ranks of other nodes) and addr (the offset in that
  * segment); a step inside a block changes addr and phase only, a step to the
  * next block also rank. Arrays carry precomputed divisors by B and nranks,
- * so an element's pointer from its index takes two multiplications.
+ * so an element's pointer from its index takes two multiplications, and an
+ * index kind (pario_pgas_elem_loc) by which an element's owner and address
+ * take shifts or one multiplication for the common layouts.
  *
  * ---- Access and the memory model ---------------------------------------------
  * Accesses are relaxed unless named strict (UPC's default):
@@ -112,8 +117,8 @@
  * ---- Errors -------------------------------------------------------------------
  * Every function returns PARIO_OK or a pario_err code and keeps a message in
  * the context (pario_pgas_last_error). No bad input to a checked call crashes
- * or hangs (the unchecked ones, load/store, elem, ptr_add, ptr_inc, are
- * listed with load/store below):
+ * or hangs (the unchecked ones, load/store, load_at/store_at, elem,
+ * elem_loc, ptr_add, ptr_inc, are listed with load/store below):
  *   - index or range outside the array, a range running past the local block
  *     of a cast: PARIO_ERR_ARG, the message names the index;
  *   - a pointer that does not point into a shared heap (null, made up, of
@@ -261,8 +266,10 @@ static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_inc(p
 
 /* p + n elements in array order (n may be negative). Always inline: a step
  * that stays in the block (either sign) is one unsigned compare and two
- * additions, a step of one to the next block is pario_pgas_next_block, and
- * only a step further than that calls pario_pgas_ptr_add_any. */
+ * additions, a step of one to the next block is pario_pgas_next_block, a
+ * step of one row (B * nranks elements: the next element of the same rank
+ * and phase, upc_forall's step over a B = 1 array) moves the address only,
+ * and any other step calls pario_pgas_ptr_add_any. */
 static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(pario_pgas_ptr p,
                                                                                int64_t n) {
     uint64_t to = p.phase + (uint64_t)n; /* wraps past B when n < -phase */
@@ -273,6 +280,10 @@ static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(p
     }
     if (n == 1 && p.nranks > 0)
         return pario_pgas_next_block(p);
+    if ((uint64_t)n == p.block * p.nranks) { /* one row on: same rank and phase */
+        p.addr += p.block * p.elem_size;
+        return p;
+    }
     return pario_pgas_ptr_add_any(p, n);
 }
 
@@ -335,7 +346,35 @@ typedef struct pario_pgas_array {
     uint32_t index_mul;
     uint64_t block_mul; /* ceil(2^63 / B) */
     uint64_t ranks_mul; /* ceil(2^63 / nranks) */
+    /* The formula of the index path (pario_pgas_elem_loc), chosen by the
+     * alloc calls from the layout: a pario_pgas_index_kind. An array made by
+     * hand leaves it 0 (PARIO_PGAS_INDEX_ANY: elem's way). */
+    uint32_t index_kind;
+    uint32_t block_shift; /* log2 B, for PARIO_PGAS_INDEX_POW2 (else 0) */
+    uint32_t ranks_shift; /* log2 nranks, for PARIO_PGAS_INDEX_POW2 (else 0) */
+    uint32_t reserved;    /* zero */
 } pario_pgas_array;
+
+/* How the index path finds element i (x is i plus the base's position in
+ * its row, base.rank * B + base.phase; see pario_pgas_elem_loc):
+ *   ANY       no shortcut: pario_pgas_elem (divisors) or the general step;
+ *   ONE_RANK  every element on the base's rank in index order (B = 0, or a
+ *             single rank): the address is base + i elements;
+ *   CYCLIC    B = 1: owner x mod nranks, local index x / nranks (one
+ *             multiplication by the precomputed divisor);
+ *   ONE_ROW   at most one block per rank ([*], or few blocks): owner x / B,
+ *             no row to find;
+ *   POW2      B and nranks powers of two: shifts and masks;
+ *   DIV       the general case by the precomputed divisors (two
+ *             multiplications, no division). */
+typedef enum pario_pgas_index_kind {
+    PARIO_PGAS_INDEX_ANY = 0,
+    PARIO_PGAS_INDEX_ONE_RANK,
+    PARIO_PGAS_INDEX_CYCLIC,
+    PARIO_PGAS_INDEX_ONE_ROW,
+    PARIO_PGAS_INDEX_POW2,
+    PARIO_PGAS_INDEX_DIV,
+} pario_pgas_index_kind;
 
 /* Collective (upc_all_alloc): every rank passes the same count, elem_size and
  * block (else PARIO_ERR_NOT_SAME on every rank) and gets the same array.
@@ -395,6 +434,78 @@ pario_pgas_elem(const pario_pgas_array *a, uint64_t i) {
     /* local index row * B + phase, less the base's (its phase) */
     p.addr += (from + i - (blk - row) * p.block) * p.elem_size;
     return p;
+}
+
+/* ---- index to address (UPC's a[i]) ----------------------------------------------- */
+
+/* Where element i of a lives: the owner's rank and the byte offset in its
+ * segment. No phase, so less work than pario_pgas_elem. */
+typedef struct pario_pgas_loc {
+    uint64_t addr;
+    uint32_t rank;
+} pario_pgas_loc;
+
+/* Element i of a, for i < count (the caller's promise, unchecked), of
+ * es-byte elements (a's element size), computed as index kind kind says
+ * (a's index_kind, or PARIO_PGAS_INDEX_ANY). Always inline: with kind and es
+ * constants, as in a loop written once per kind, only that kind's
+ * arithmetic remains (UPC compilers know the layout from the type):
+ *   ONE_RANK  base + i elements
+ *   CYCLIC    one multiplication (row = x / nranks), owner x - row * nranks
+ *   ONE_ROW   one multiplication (owner = x / B)
+ *   POW2      two shifts, a mask and a multiplication by B
+ *   DIV       two multiplications (block and row), no division
+ * where x = base.rank * B + base.phase + i (i for an array as allocated);
+ * ANY goes the general way (pario_pgas_ptr_add_any from the base). Like
+ * elem, it serves a view of the array (its base moved to one of its
+ * elements) inside the array it was made from. */
+static inline __attribute__((always_inline)) pario_pgas_loc
+pario_pgas_elem_loc_as(const pario_pgas_array *a, uint64_t i, uint32_t es, uint32_t kind) {
+    const pario_pgas_ptr b = a->base;
+    uint64_t from = (uint64_t)b.rank * b.block; /* the base's position in its row, less its phase */
+    uint64_t x = from + b.phase + i, blk, row;
+    /* tests, not a switch: a jump table costs more than the few compares */
+    if (kind == PARIO_PGAS_INDEX_ONE_RANK)
+        return (pario_pgas_loc){b.addr + i * es, b.rank};
+    if (kind == PARIO_PGAS_INDEX_CYCLIC) { /* B = 1: block x, phase 0 */
+        row = pario_pgas_div_mul(x, a->ranks_mul);
+        return (pario_pgas_loc){b.addr + row * es, (uint32_t)(x - row * b.nranks)};
+    }
+    if (kind == PARIO_PGAS_INDEX_ONE_ROW) {
+        blk = pario_pgas_div_mul(x, a->block_mul);
+        return (pario_pgas_loc){b.addr + (from + i - blk * b.block) * es, (uint32_t)blk};
+    }
+    if (kind == PARIO_PGAS_INDEX_POW2) {
+        blk = x >> a->block_shift;
+        row = blk >> a->ranks_shift;
+        return (pario_pgas_loc){b.addr + (from + i - (blk - row) * b.block) * es,
+                                (uint32_t)(blk & (b.nranks - 1))};
+    }
+    if (kind == PARIO_PGAS_INDEX_DIV) {
+        blk = pario_pgas_div_mul(x, a->block_mul);
+        row = pario_pgas_div_mul(blk, a->ranks_mul);
+        return (pario_pgas_loc){b.addr + (from + i - (blk - row) * b.block) * es,
+                                (uint32_t)(blk - row * b.nranks)};
+    }
+    pario_pgas_ptr p = pario_pgas_ptr_add_any(b, (int64_t)i);
+    return (pario_pgas_loc){p.addr, p.rank};
+}
+/* The same for a's own layout, when the kind is not a constant: one-rank
+ * layouts by their shortcut, every other with divisors by DIV's two
+ * multiplications (a test per kind would cost more than it saves), the
+ * rest the general way. es is the element size (a constant in the typed
+ * forms). */
+static inline __attribute__((always_inline)) pario_pgas_loc
+pario_pgas_elem_loc_es(const pario_pgas_array *a, uint64_t i, uint32_t es) {
+    if (a->index_kind == PARIO_PGAS_INDEX_ONE_RANK)
+        return pario_pgas_elem_loc_as(a, i, es, PARIO_PGAS_INDEX_ONE_RANK);
+    if (a->index_mul == 1)
+        return pario_pgas_elem_loc_as(a, i, es, PARIO_PGAS_INDEX_DIV);
+    return pario_pgas_elem_loc_as(a, i, es, PARIO_PGAS_INDEX_ANY);
+}
+static inline __attribute__((always_inline)) pario_pgas_loc
+pario_pgas_elem_loc(const pario_pgas_array *a, uint64_t i) {
+    return pario_pgas_elem_loc_es(a, i, a->base.elem_size);
 }
 
 /* ---- cast to local ------------------------------------------------------------- */
@@ -487,9 +598,10 @@ int pario_pgas_put_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, co
  *              cast_range and every bulk call: a pointer that is not to
  *              shared memory or an index outside the array is an error
  *              (PARIO_ERR_ARG with a message), never a crash;
- *   unchecked  load and store below, elem, ptr_add, ptr_inc: the pointer
- *              (or index) must be valid, as for UPC's *p, where anything else
- *              is undefined behaviour.
+ *   unchecked  load and store below, load_at and store_at, the typed forms,
+ *              elem, elem_loc, ptr_add, ptr_inc: the pointer (or index) must
+ *              be valid, as for UPC's *p, where anything else is undefined
+ *              behaviour.
  * load/store are relaxed accesses like get/put, built for loops: when the
  * element is on a rank of this node the access is one load of the segment
  * table entry of p's rank, one branch on it (is it mapped here?) and the
@@ -537,6 +649,35 @@ int pario_pgas_get_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, void *dst,
 int pario_pgas_put_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, const void *src,
                        uint32_t bytes);
 
+/* The checks of the indexed forms below (debug builds): a is an array of
+ * this context and i < count (else PARIO_ERR_ARG naming i), and bytes is its
+ * element size. */
+int pario_pgas_index_check(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, uint32_t bytes,
+                           const char *what);
+
+/* Relaxed read / write of bytes bytes at l: inline when l's rank is mapped
+ * here, else gas (pario_pgas_get_far / put_far). Unchecked. */
+static inline __attribute__((always_inline)) int
+pario_pgas_load_loc(pario_pgas *ctx, pario_pgas_loc l, void *dst, uint32_t bytes) {
+    unsigned char *base = pario_pgas_map(ctx)->base[l.rank];
+    if (__builtin_expect(base == NULL, 0))
+        return pario_pgas_get_far(ctx, l.rank, l.addr, dst, bytes);
+    pario_pgas_copy_elem(dst, base + l.addr, bytes);
+    return PARIO_OK;
+}
+static inline __attribute__((always_inline)) int
+pario_pgas_store_loc(pario_pgas *ctx, pario_pgas_loc l, const void *src, uint32_t bytes) {
+    unsigned char *base = pario_pgas_map(ctx)->base[l.rank];
+    if (__builtin_expect(base == NULL, 0))
+        return pario_pgas_put_far(ctx, l.rank, l.addr, src, bytes);
+    pario_pgas_copy_elem(base + l.addr, src, bytes);
+    return PARIO_OK;
+}
+
+static inline pario_pgas_loc pario_pgas_ptr_loc(pario_pgas_ptr p) {
+    return (pario_pgas_loc){p.addr, p.rank};
+}
+
 /* Relaxed read / write of p's element (p.elem_size bytes), unchecked. */
 static inline __attribute__((always_inline)) int pario_pgas_load(pario_pgas *ctx, pario_pgas_ptr p,
                                                                  void *dst) {
@@ -545,11 +686,7 @@ static inline __attribute__((always_inline)) int pario_pgas_load(pario_pgas *ctx
         if (rc != PARIO_OK)
             return rc;
     }
-    unsigned char *at = pario_pgas_local_unchecked(ctx, p);
-    if (__builtin_expect(at == NULL, 0))
-        return pario_pgas_get_far(ctx, p.rank, p.addr, dst, p.elem_size);
-    pario_pgas_copy_elem(dst, at, p.elem_size);
-    return PARIO_OK;
+    return pario_pgas_load_loc(ctx, pario_pgas_ptr_loc(p), dst, p.elem_size);
 }
 static inline __attribute__((always_inline)) int pario_pgas_store(pario_pgas *ctx, pario_pgas_ptr p,
                                                                   const void *src) {
@@ -558,21 +695,66 @@ static inline __attribute__((always_inline)) int pario_pgas_store(pario_pgas *ct
         if (rc != PARIO_OK)
             return rc;
     }
-    unsigned char *at = pario_pgas_local_unchecked(ctx, p);
-    if (__builtin_expect(at == NULL, 0))
-        return pario_pgas_put_far(ctx, p.rank, p.addr, src, p.elem_size);
-    pario_pgas_copy_elem(at, src, p.elem_size);
-    return PARIO_OK;
+    return pario_pgas_store_loc(ctx, pario_pgas_ptr_loc(p), src, p.elem_size);
 }
 
-/* Typed forms, for p.elem_size == sizeof(T) (UPC's shared T *p):
- *   int pario_pgas_load_NAME(ctx, p, T *v)    *v = *p
- *   int pario_pgas_store_NAME(ctx, p, T v)    *p = v
+/* Indexed (UPC's x = a[i] and a[i] = x): element i of a by the index path
+ * (pario_pgas_elem_loc), i < count unchecked. Debug builds check a and i
+ * (PARIO_ERR_ARG naming i) as pario_pgas_get_at does. */
+static inline __attribute__((always_inline)) int
+pario_pgas_load_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, void *dst) {
+    if (PARIO_PGAS_DEBUG_CHECKS) {
+        int rc = pario_pgas_index_check(ctx, a, i, a->base.elem_size, "pario_pgas_load_at");
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    return pario_pgas_load_loc(ctx, pario_pgas_elem_loc(a, i), dst, a->base.elem_size);
+}
+static inline __attribute__((always_inline)) int
+pario_pgas_store_at(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, const void *src) {
+    if (PARIO_PGAS_DEBUG_CHECKS) {
+        int rc = pario_pgas_index_check(ctx, a, i, a->base.elem_size, "pario_pgas_store_at");
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    return pario_pgas_store_loc(ctx, pario_pgas_elem_loc(a, i), src, a->base.elem_size);
+}
+
+/* Typed forms, for elements of sizeof(T) bytes (UPC's shared T *p, shared T a[]):
+ *   int pario_pgas_load_NAME(ctx, p, T *v)         *v = *p
+ *   int pario_pgas_store_NAME(ctx, p, T v)         *p = v
+ *   int pario_pgas_load_NAME_at(ctx, a, i, T *v)   *v = a[i]
+ *   int pario_pgas_store_NAME_at(ctx, a, i, T v)   a[i] = v
+ *   int pario_pgas_load_NAME_loc(ctx, l, T *v), pario_pgas_store_NAME_loc(ctx, l, T v)
+ *                                                  the access at a location (unchecked)
  * for NAME/T in double, float, i8 .. i64 (int8_t ..), u8 .. u64 (uint8_t ..).
  * The value travels in registers (no buffer in memory), and the element is
  * copied with memcpy, so accesses of one element as different types are
  * well defined. *v is left alone when the call fails. */
 #define PARIO_PGAS_TYPED_ACCESS(NAME, T)                                                           \
+    static inline __attribute__((always_inline)) int pario_pgas_load_##NAME##_loc(                 \
+        pario_pgas *ctx, pario_pgas_loc l, T *v) {                                                 \
+        unsigned char *base = pario_pgas_map(ctx)->base[l.rank];                                   \
+        if (__builtin_expect(base != NULL, 1)) {                                                   \
+            memcpy(v, base + l.addr, sizeof(T));                                                   \
+            return PARIO_OK;                                                                       \
+        }                                                                                          \
+        pario_pgas_word w = pario_pgas_load_far(ctx, l.rank, l.addr, sizeof(T));                   \
+        if (w.rc == PARIO_OK)                                                                      \
+            memcpy(v, &w.bits, sizeof(T));                                                         \
+        return w.rc;                                                                               \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) int pario_pgas_store_##NAME##_loc(                \
+        pario_pgas *ctx, pario_pgas_loc l, T v) {                                                  \
+        unsigned char *base = pario_pgas_map(ctx)->base[l.rank];                                   \
+        if (__builtin_expect(base != NULL, 1)) {                                                   \
+            memcpy(base + l.addr, &v, sizeof(T));                                                  \
+            return PARIO_OK;                                                                       \
+        }                                                                                          \
+        uint64_t bits = 0;                                                                         \
+        memcpy(&bits, &v, sizeof(T));                                                              \
+        return pario_pgas_store_far(ctx, l.rank, l.addr, bits, sizeof(T));                         \
+    }                                                                                              \
     static inline __attribute__((always_inline)) int pario_pgas_load_##NAME(                       \
         pario_pgas *ctx, pario_pgas_ptr p, T *v) {                                                 \
         if (PARIO_PGAS_DEBUG_CHECKS) {                                                             \
@@ -580,15 +762,7 @@ static inline __attribute__((always_inline)) int pario_pgas_store(pario_pgas *ct
             if (rc != PARIO_OK)                                                                    \
                 return rc;                                                                         \
         }                                                                                          \
-        unsigned char *at = pario_pgas_local_unchecked(ctx, p);                                    \
-        if (__builtin_expect(at != NULL, 1)) {                                                     \
-            memcpy(v, at, sizeof(T));                                                              \
-            return PARIO_OK;                                                                       \
-        }                                                                                          \
-        pario_pgas_word w = pario_pgas_load_far(ctx, p.rank, p.addr, sizeof(T));                   \
-        if (w.rc == PARIO_OK)                                                                      \
-            memcpy(v, &w.bits, sizeof(T));                                                         \
-        return w.rc;                                                                               \
+        return pario_pgas_load_##NAME##_loc(ctx, pario_pgas_ptr_loc(p), v);                        \
     }                                                                                              \
     static inline __attribute__((always_inline)) int pario_pgas_store_##NAME(                      \
         pario_pgas *ctx, pario_pgas_ptr p, T v) {                                                  \
@@ -597,14 +771,26 @@ static inline __attribute__((always_inline)) int pario_pgas_store(pario_pgas *ct
             if (rc != PARIO_OK)                                                                    \
                 return rc;                                                                         \
         }                                                                                          \
-        unsigned char *at = pario_pgas_local_unchecked(ctx, p);                                    \
-        if (__builtin_expect(at != NULL, 1)) {                                                     \
-            memcpy(at, &v, sizeof(T));                                                             \
-            return PARIO_OK;                                                                       \
+        return pario_pgas_store_##NAME##_loc(ctx, pario_pgas_ptr_loc(p), v);                       \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) int pario_pgas_load_##NAME##_at(                  \
+        pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, T *v) {                            \
+        if (PARIO_PGAS_DEBUG_CHECKS) {                                                             \
+            int rc = pario_pgas_index_check(ctx, a, i, sizeof(T), "pario_pgas_load_" #NAME "_at"); \
+            if (rc != PARIO_OK)                                                                    \
+                return rc;                                                                         \
         }                                                                                          \
-        uint64_t bits = 0;                                                                         \
-        memcpy(&bits, &v, sizeof(T));                                                              \
-        return pario_pgas_store_far(ctx, p.rank, p.addr, bits, sizeof(T));                         \
+        return pario_pgas_load_##NAME##_loc(ctx, pario_pgas_elem_loc_es(a, i, sizeof(T)), v);      \
+    }                                                                                              \
+    static inline __attribute__((always_inline)) int pario_pgas_store_##NAME##_at(                 \
+        pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, T v) {                             \
+        if (PARIO_PGAS_DEBUG_CHECKS) {                                                             \
+            int rc =                                                                               \
+                pario_pgas_index_check(ctx, a, i, sizeof(T), "pario_pgas_store_" #NAME "_at");     \
+            if (rc != PARIO_OK)                                                                    \
+                return rc;                                                                         \
+        }                                                                                          \
+        return pario_pgas_store_##NAME##_loc(ctx, pario_pgas_elem_loc_es(a, i, sizeof(T)), v);     \
     }
 
 PARIO_PGAS_TYPED_ACCESS(double, double)

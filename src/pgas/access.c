@@ -53,6 +53,16 @@ int pario_pgas_access_check(pario_pgas *ctx, pario_pgas_ptr p, uint32_t bytes, c
     return rc;
 }
 
+int pario_pgas_index_check(pario_pgas *ctx, const pario_pgas_array *a, uint64_t i, uint32_t bytes,
+                           const char *what) {
+    int rc = pgas_check_range(ctx, a, i, 1, what);
+    if (rc == PARIO_OK && bytes != a->base.elem_size)
+        rc = pgas_fail(ctx, PARIO_ERR_ARG,
+                       "pgas: %s: index %llu of an array of %u-byte elements used for %u bytes",
+                       what, (unsigned long long)i, a->base.elem_size, bytes);
+    return rc;
+}
+
 /* The off-node halves of the unchecked accesses check what gas needs: a
  * rank of the team and bytes inside the heaps. */
 static int check_far(pario_pgas *ctx, uint32_t rank, uint64_t addr, uint32_t bytes,

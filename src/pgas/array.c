@@ -171,7 +171,7 @@ static int check_alloc_args(pario_pgas *ctx, uint64_t count, uint32_t elem_size,
 static pario_pgas_array make_array(pario_pgas *ctx, uint64_t count, uint32_t elem_size,
                                    uint64_t block, int home, uint64_t offset, uint64_t id,
                                    int origin) {
-    pario_pgas_array a = {{0}, count, id, (uint32_t)origin, 0, 0, 0};
+    pario_pgas_array a = {.count = count, .id = id, .origin = (uint32_t)origin};
     a.base =
         (pario_pgas_ptr){offset, 0, block, elem_size, (uint32_t)home, (uint32_t)ctx->nranks, 0};
     pgas_set_divisors(&a);

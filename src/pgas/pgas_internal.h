@@ -153,9 +153,11 @@ int pgas_coll_end(pario_pgas *ctx, const char *what, int flags, int rc);
 int pgas_coll_mpi(pario_pgas *ctx, const char *what, int mrc, MPI_Request *req);
 
 /* ---- pointer arithmetic (ptr.c) ---- */
-/* Fills a's precomputed divisors (index_mul, block_mul, ranks_mul). */
+/* Fills a's precomputed divisors (index_mul, block_mul, ranks_mul) and its
+ * index kind (index_kind, block_shift, ranks_shift). */
 void pgas_set_divisors(pario_pgas_array *a);
-/* 1 when a's divisors are absent (all zero) or those pgas_set_divisors sets. */
+/* 1 when a's divisors are absent (all zero) or those pgas_set_divisors sets,
+ * and its index kind is ANY (shifts zero) or the one it sets. */
 int pgas_divisors_valid(const pario_pgas_array *a);
 
 /* ---- layout (array.c) ---- */

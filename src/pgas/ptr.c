@@ -1,5 +1,6 @@
 /* Pointer-to-shared arithmetic that does not fit inline: the general step
- * (with divisions) and the precomputed divisors of pario_pgas_elem. */
+ * (with divisions), the precomputed divisors of pario_pgas_elem and the
+ * index kind of pario_pgas_elem_loc. */
 #include "pgas/pgas_internal.h"
 
 /* Floor division (C's / truncates toward zero). */
@@ -57,23 +58,53 @@ static int position_limit(const pario_pgas_array *a, uint64_t *xmax) {
            !__builtin_add_overflow(a->count, row, xmax);
 }
 
+/* log2 of x when x is a power of two, else -1. */
+static int exact_log2(uint64_t x) {
+    return x != 0 && (x & (x - 1)) == 0 ? __builtin_ctzll(x) : -1;
+}
+
+/* The index path's formula for a's layout (pario_pgas_elem_loc); needs the
+ * divisors set first. Multiplications only (array checks run it). */
+static void choose_index_kind(const pario_pgas_array *a, pario_pgas_array *to) {
+    uint64_t b = a->base.block, n = a->base.nranks, row = 0;
+    int divisors = a->index_mul == 1, lb = exact_log2(b), ln = exact_log2(n);
+    to->index_kind = PARIO_PGAS_INDEX_ANY;
+    to->block_shift = to->ranks_shift = 0;
+    if (n == 0)
+        return;
+    if (b == 0 || n == 1)
+        to->index_kind = PARIO_PGAS_INDEX_ONE_RANK;
+    else if (divisors && b == 1)
+        to->index_kind = PARIO_PGAS_INDEX_CYCLIC;
+    else if (divisors && !__builtin_mul_overflow(b, n, &row) && a->count <= row)
+        to->index_kind = PARIO_PGAS_INDEX_ONE_ROW;
+    else if (lb >= 0 && ln >= 0 && lb + ln < 64) {
+        to->index_kind = PARIO_PGAS_INDEX_POW2;
+        to->block_shift = (uint32_t)lb;
+        to->ranks_shift = (uint32_t)ln;
+    } else if (divisors)
+        to->index_kind = PARIO_PGAS_INDEX_DIV;
+}
+
 void pgas_set_divisors(pario_pgas_array *a) {
     uint64_t xmax = 0;
     a->index_mul = 0;
     a->block_mul = 0;
     a->ranks_mul = 0;
-    if (!position_limit(a, &xmax))
-        return;
-    uint64_t bm = 0, rm = 0;
-    if (pario_pgas_div_mul_exact(a->base.block, xmax, &bm) &&
-        pario_pgas_div_mul_exact(a->base.nranks, xmax / a->base.block, &rm)) {
-        a->index_mul = 1;
-        a->block_mul = bm;
-        a->ranks_mul = rm;
+    if (position_limit(a, &xmax)) {
+        uint64_t bm = 0, rm = 0;
+        if (pario_pgas_div_mul_exact(a->base.block, xmax, &bm) &&
+            pario_pgas_div_mul_exact(a->base.nranks, xmax / a->base.block, &rm)) {
+            a->index_mul = 1;
+            a->block_mul = bm;
+            a->ranks_mul = rm;
+        }
     }
+    choose_index_kind(a, a);
 }
 
-int pgas_divisors_valid(const pario_pgas_array *a) {
+/* The divisors part of pgas_divisors_valid. */
+static int muls_valid(const pario_pgas_array *a) {
     uint64_t xmax = 0;
     if (a->index_mul == 0)
         return a->block_mul == 0 && a->ranks_mul == 0;
@@ -81,4 +112,15 @@ int pgas_divisors_valid(const pario_pgas_array *a) {
     return a->index_mul == 1 && position_limit(a, &xmax) &&
            mul_exact(a->base.block, a->block_mul, xmax) &&
            mul_exact(a->base.nranks, a->ranks_mul, pario_pgas_div_mul(xmax, a->block_mul));
+}
+
+int pgas_divisors_valid(const pario_pgas_array *a) {
+    if (!muls_valid(a))
+        return 0;
+    if (a->index_kind == PARIO_PGAS_INDEX_ANY)
+        return a->block_shift == 0 && a->ranks_shift == 0 && a->reserved == 0;
+    pario_pgas_array want = *a;
+    choose_index_kind(a, &want);
+    return a->index_kind == want.index_kind && a->block_shift == want.block_shift &&
+           a->ranks_shift == want.ranks_shift && a->reserved == 0;
 }

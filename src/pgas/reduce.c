@@ -380,7 +380,7 @@ static void prefixes_before_my_runs(pario_pgas *ctx, const reduction *r, const w
 static int scan_and_write(pario_pgas *ctx, const reduction *r, pario_pgas_ptr dst,
                           const unsigned char *pre, const int *has_pre, unsigned char *out) {
     size_t size = r->t->size, k = 0;
-    pario_pgas_array view = {dst, r->nelems, 1, PARIO_PGAS_ALL, 0, 0, 0};
+    pario_pgas_array view = {.base = dst, .count = r->nelems, .id = 1, .origin = PARIO_PGAS_ALL};
     PGAS_STACK_BATCH(b);
     int rc = PARIO_OK;
     for (uint64_t i = 0; i < r->nelems && rc == PARIO_OK;) {

@@ -133,7 +133,7 @@ static void check_load_store(pario_pgas *ctx, const pario_pgas_array *a, int sal
 
 /* Every element size from 1 to 16 bytes with B = 0, 1, 3 and [*]. */
 static void check_unchecked_sizes(pario_pgas *ctx) {
-    const uint64_t bs[] = {0, 1, 3, PARIO_PGAS_BLOCK_FIT};
+    const uint64_t bs[] = {0, 1, 3, 64, PARIO_PGAS_BLOCK_FIT};
     for (size_t b = 0; b < sizeof bs / sizeof *bs; b++)
         for (uint32_t es = 1; es <= 16; es++) {
             pario_pgas_array a;
@@ -146,8 +146,9 @@ static void check_unchecked_sizes(pario_pgas *ctx) {
 /* A value of every type for element i, in -100 .. 99 (exact in float). */
 #define TYPED_VALUE(T, i) ((T)((int64_t)((i)*37 % 200) - 100))
 
-/* The typed forms of one type: the same pattern as check_load_store, the
- * value compared as the type and as bytes against get. */
+/* The typed forms of one type: the same pattern as check_load_store (odd
+ * elements stored by index, store_T_at), the value compared as the type and
+ * as bytes against get, and read by index (load_T_at) too. */
 #define CHECK_TYPED(NAME, T)                                                                       \
     static void check_typed_##NAME(pario_pgas *ctx, uint64_t block) {                              \
         uint64_t rank = (uint64_t)pario_pgas_mythread(ctx);                                        \
@@ -157,14 +158,17 @@ static void check_unchecked_sizes(pario_pgas *ctx) {
         pario_pgas_ptr p = pario_pgas_elem(&a, 0);                                                 \
         for (uint64_t i = 0; i < COUNT; i++, p = pario_pgas_ptr_inc(p))                            \
             if (i % n == rank)                                                                     \
-                PT_EQ(pario_pgas_store_##NAME(ctx, p, TYPED_VALUE(T, i)), PARIO_OK);               \
+                PT_EQ(i % 2 ? pario_pgas_store_##NAME##_at(ctx, &a, i, TYPED_VALUE(T, i))          \
+                            : pario_pgas_store_##NAME(ctx, p, TYPED_VALUE(T, i)),                  \
+                      PARIO_OK);                                                                   \
         PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);                                  \
         uint64_t bad = 0;                                                                          \
         p = pario_pgas_elem(&a, 0);                                                                \
         for (uint64_t i = 0; i < COUNT; i++, p = pario_pgas_ptr_inc(p)) {                          \
-            T v = (T)1;                                                                            \
+            T v = (T)1, w = (T)1;                                                                  \
             unsigned char g[16] = {0}; /* get copies elem_size bytes: a buffer of any size */      \
             bad += pario_pgas_load_##NAME(ctx, p, &v) != PARIO_OK;                                 \
+            bad += pario_pgas_load_##NAME##_at(ctx, &a, i, &w) != PARIO_OK || w != v;              \
             bad += pario_pgas_get(ctx, pario_pgas_elem(&a, i), g) != PARIO_OK;                     \
             bad += v != TYPED_VALUE(T, i) || memcmp(&v, g, sizeof v) != 0;                         \
         }                                                                                          \
@@ -185,7 +189,7 @@ CHECK_TYPED(u32, uint32_t)
 CHECK_TYPED(u64, uint64_t)
 
 static void check_typed(pario_pgas *ctx) {
-    const uint64_t bs[] = {0, 1, 3, PARIO_PGAS_BLOCK_FIT};
+    const uint64_t bs[] = {0, 1, 3, 64, PARIO_PGAS_BLOCK_FIT};
     for (size_t b = 0; b < sizeof bs / sizeof *bs; b++) {
         check_typed_double(ctx, bs[b]);
         check_typed_float(ctx, bs[b]);

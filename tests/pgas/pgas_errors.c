@@ -225,6 +225,8 @@ static void check_divisors(pario_pgas *ctx) {
     pario_pgas_array plain = a;
     plain.index_mul = 0;
     plain.block_mul = plain.ranks_mul = 0;
+    plain.index_kind = PARIO_PGAS_INDEX_ANY;
+    plain.block_shift = plain.ranks_shift = 0;
     int bad = 0;
     for (uint64_t i = 0; i <= 60; i++) {
         pario_pgas_ptr p = pario_pgas_elem(&a, i), q = pario_pgas_elem(&plain, i);

@@ -34,8 +34,10 @@ static void model_layout(uint64_t count, uint64_t block, uint32_t es, uint32_t n
 
 static pario_pgas_array make(uint64_t count, uint64_t block, uint32_t es, uint32_t nranks,
                              uint32_t home) {
-    pario_pgas_array a = {
-        {BASE_ADDR, 0, block, es, home, nranks, 0}, count, 1, PARIO_PGAS_ALL, 0, 0, 0};
+    pario_pgas_array a = {.base = {BASE_ADDR, 0, block, es, home, nranks, 0},
+                          .count = count,
+                          .id = 1,
+                          .origin = PARIO_PGAS_ALL};
     return a;
 }
 
