@@ -135,8 +135,8 @@ static request_shape shape_of(const io_trace *t, int64_t off, int64_t bytes) {
 }
 
 /* Adds a request of shape sh (unused when it failed: bytes < 0). */
-static void stat_add_shaped(io_trace_stat *s, int64_t off, int64_t bytes, double dur,
-                            const request_shape *sh) {
+static void stat_add(io_trace_stat *s, int64_t off, int64_t bytes, double dur,
+                     const request_shape *sh) {
     s->calls++;
     s->time += dur;
     if (bytes < 0) {
@@ -151,11 +151,6 @@ static void stat_add_shaped(io_trace_stat *s, int64_t off, int64_t bytes, double
         s->first = off;
     if (off + bytes > s->end)
         s->end = off + bytes;
-}
-
-static void stat_add(const io_trace *t, io_trace_stat *s, int64_t off, int64_t bytes, double dur) {
-    request_shape sh = shape_of(t, off, bytes);
-    stat_add_shaped(s, off, bytes, dur, &sh);
 }
 
 /* Room for one more event (t->lock held): the log doubles up to
@@ -236,9 +231,12 @@ double io_trace_enter(io_trace *t, io_trace_inflight *in, int independent) {
     return now;
 }
 
-/* Counts one storage request (t->lock held). */
-static void count_request(io_trace *t, int op, int flags, int64_t off, int64_t bytes, double dur) {
-    stat_add(t, &t->rec.phys[op], off, bytes, dur);
+/* Counts one storage request (t->lock held); known: its shape when the
+ * caller has it, else NULL. */
+static void count_request(io_trace *t, int op, int flags, int64_t off, int64_t bytes, double dur,
+                          const request_shape *known) {
+    request_shape sh = known ? *known : shape_of(t, off, bytes);
+    stat_add(&t->rec.phys[op], off, bytes, dur, &sh);
     t->rec.vectored += (flags & IO_TRACE_VECTORED) != 0;
     t->rec.storage_time_in_calls += dur;
 }
@@ -265,9 +263,7 @@ static int record_kept_request(io_trace *t, const io_trace_inflight *in, int d, 
                                int64_t bytes, const request_shape *call_shape) {
     int own = in->op == (d ? IO_TRACE_PWRITE : IO_TRACE_PREAD) && in->off == off &&
               in->bytes == bytes && bytes > 0;
-    request_shape sh = own ? *call_shape : shape_of(t, in->off, in->bytes);
-    stat_add_shaped(&t->rec.phys[in->op], in->off, in->bytes, in->dur, &sh);
-    t->rec.storage_time_in_calls += in->dur; /* a plain request: not vectored */
+    count_request(t, in->op, 0, in->off, in->bytes, in->dur, own ? call_shape : NULL);
     if (own)
         return 1;
     log_request(t, in->op, 0, in->off, in->bytes, in->start, in->dur);
@@ -292,7 +288,7 @@ void io_trace_call(pario_file *fh, const rw_call *c, int coll, int nonblocking, 
                 (rc != PARIO_OK ? IO_TRACE_FAILED : 0);
     request_shape sh = shape_of(t, off, bytes); /* also its request's, when folded */
     trace_lock(t);
-    stat_add_shaped(&t->rec.logical[d], off, bytes, now - t0, &sh);
+    stat_add(&t->rec.logical[d], off, bytes, now - t0, &sh);
     t->rec.kinds[d][(coll ? 1 : 0) + (nonblocking ? 2 : 0)]++;
     t->rec.noncontig[d] += noncontig;
     int vi = view_index(t, &fh->view);
@@ -343,7 +339,7 @@ void io_trace_sys(int fd, int op, int flags, int64_t off, int64_t bytes, double 
         return;
     double now = io_trace_now();
     trace_lock(t);
-    count_request(t, op, flags, off, bytes, now - t0);
+    count_request(t, op, flags, off, bytes, now - t0, NULL);
     log_request(t, op, flags, off, bytes, t0, now - t0);
     trace_unlock(t);
 }
