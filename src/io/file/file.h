@@ -6,6 +6,7 @@
 #include "io/cost/cost.h"
 #include "io/driver/driver.h"
 #include "io/hints/hints.h"
+#include "io/trace/trace.h"
 #include "io/view/view.h"
 #include "pario/io.h"
 
@@ -93,28 +94,29 @@ struct pario_file {
     int64_t write_call_bytes; /* in effect for sieving: the hint, else costs (settle) */
     int64_t read_call_bytes;
     io_view view;
-    MPI_Offset fp;                /* individual file pointer, in etypes of the view */
-    int atomic;                   /* atomic mode (set_atomicity) */
-    pario_error last;             /* last failure on this file */
-    pario_error held;             /* a failed access of a collective call that sent no message
-                                     (each rank's own collective read): the next sync or close
-                                     reports it on every rank (io_report_held) */
-    io_scratch scratch;           /* buffers reused by data access on this file */
-    MPI_Win shared_win;           /* the shared file pointer: one int64 on rank 0 */
-    void *shared_mem;             /* its memory when MPI could not allocate the window itself */
-    struct io_async *async;       /* background thread of nonblocking access (io/async) */
-    struct pario_file *next_open; /* the registry of open files (registry.c) */
-    struct io_trace *trace;       /* the file's trace, or NULL (io/trace) */
-    struct io_parked *parked;     /* what opens on the program's communicator reuse */
-    int shared_moved;             /* the shared pointer may be off 0 (same on every rank) */
-    MPI_Comm sync_host;           /* the ranks of comm on this machine, made at the first sync
-                                     that may share an fsync (io/file/sync.c); parked with
-                                     comm */
-    int sync_host_state;          /* 0: not made yet; 1: sync_host is made; -1: each rank
-                                     syncs on its own (same on every rank) */
-    _Atomic int64_t size_floor;   /* the file is at least this long: the largest size this
-                                     rank learnt since open, its last sync or set_size (only
-                                     those can make a file shorter under MPI's rules) */
+    MPI_Offset fp;                  /* individual file pointer, in etypes of the view */
+    int atomic;                     /* atomic mode (set_atomicity) */
+    pario_error last;               /* last failure on this file */
+    pario_error held;               /* a failed access of a collective call that sent no message
+                                       (each rank's own collective read): the next sync or close
+                                       reports it on every rank (io_report_held) */
+    io_scratch scratch;             /* buffers reused by data access on this file */
+    MPI_Win shared_win;             /* the shared file pointer: one int64 on rank 0 */
+    void *shared_mem;               /* its memory when MPI could not allocate the window itself */
+    struct io_async *async;         /* background thread of nonblocking access (io/async) */
+    struct pario_file *next_open;   /* the registry of open files (registry.c) */
+    struct io_trace *trace;         /* the file's trace, or NULL (io/trace) */
+    io_trace_pending trace_pending; /* closed files' traces to merge on comm (io/trace) */
+    struct io_parked *parked;       /* what opens on the program's communicator reuse */
+    int shared_moved;               /* the shared pointer may be off 0 (same on every rank) */
+    MPI_Comm sync_host;             /* the ranks of comm on this machine, made at the first sync
+                                       that may share an fsync (io/file/sync.c); parked with
+                                       comm */
+    int sync_host_state;            /* 0: not made yet; 1: sync_host is made; -1: each rank
+                                       syncs on its own (same on every rank) */
+    _Atomic int64_t size_floor;     /* the file is at least this long: the largest size this
+                                       rank learnt since open, its last sync or set_size (only
+                                       those can make a file shorter under MPI's rules) */
 };
 
 /* What the opens on one communicator make once (parked.c): the file's

@@ -34,6 +34,7 @@ struct io_parked {
     void *idle_mem;
     MPI_Comm idle_host; /* the machine's ranks of idle_comm (io/file/sync.c), if made */
     int idle_host_state;
+    io_trace_pending idle_traces;     /* closed files' traces to merge on idle_comm */
     char place_list[IO_HINT_STR_MAX]; /* cb_config_list of the kept placement */
     int *place_ranks;
     int place_n;
@@ -82,6 +83,7 @@ static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem, MPI_Comm *host, i
 }
 
 static void idle_free(io_parked *p) {
+    io_trace_flush(&p->idle_traces, p->idle_comm);
     kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem, &p->idle_host, &p->idle_host_state);
 }
 
@@ -223,6 +225,8 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
     fh->shared_mem = p->idle_mem;
     fh->sync_host = p->idle_host;
     fh->sync_host_state = p->idle_host_state;
+    fh->trace_pending = p->idle_traces;
+    p->idle_traces.n = 0;
     fh->nnodes = p->nnodes;
     fh->node_rank = p->node_rank;
     fh->one_host = p->one_host;
@@ -244,6 +248,8 @@ void io_parked_give(pario_file *fh) {
         p->idle_mem = fh->shared_mem;
         p->idle_host = fh->sync_host;
         p->idle_host_state = fh->sync_host_state;
+        p->idle_traces = fh->trace_pending;
+        fh->trace_pending.n = 0;
         p->has_idle = 1;
         fh->comm = MPI_COMM_NULL;
         fh->shared_win = MPI_WIN_NULL;
@@ -251,6 +257,8 @@ void io_parked_give(pario_file *fh) {
         fh->sync_host = MPI_COMM_NULL;
         fh->sync_host_state = 0;
     } else {
+        if (fh->comm != MPI_COMM_NULL)
+            io_trace_flush(&fh->trace_pending, fh->comm);
         kit_free(&fh->comm, &fh->shared_win, &fh->shared_mem, &fh->sync_host, &fh->sync_host_state);
     }
     parked_release(p);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "io/coll/coll.h"
 #include "io/file/file.h"
 #include "io/indep/rw.h"
 #include "io/trace/trace_internal.h"
@@ -27,9 +28,9 @@ atomic_int io_trace_open_files;
 static _Atomic(io_trace *) by_fd[IO_TRACE_FDS];
 static _Thread_local io_trace_inflight *in_call;
 
-/* The trace of a rank that could not allocate its own: it still takes part
- * in the merge at close (the ranks' collective calls must match), with an
- * empty record. Nothing records into it (no event buffer). */
+/* The trace of a rank that could not allocate its own: it still waits and
+ * takes part in the merge (the ranks' collective calls must match), with
+ * an empty record. Nothing records into it (no event buffer). */
 static io_trace lost = {.lock = ATOMIC_FLAG_INIT};
 
 /* A request is well-formed at this size when it starts and ends on it. */
@@ -62,9 +63,11 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
     t->cap = IO_TRACE_EVENTS_FIRST; /* a small file's log stays small */
     t->events = malloc((size_t)t->cap * sizeof *t->events);
     t->doc_path = strdup(path);
-    if (!t->events || !t->doc_path) {
+    t->facts.path = strdup(fh->path);
+    if (!t->events || !t->doc_path || !t->facts.path) {
         free(t->events);
         free(t->doc_path);
+        free(t->facts.path);
         free(t);
         return NULL;
     }
@@ -80,9 +83,27 @@ static io_trace *trace_new(const pario_file *fh, const char *path) {
 }
 
 static void trace_free(io_trace *t) {
+    if (t == &lost)
+        return;
     free(t->events);
     free(t->doc_path);
+    free(t->facts.path);
     free(t);
+}
+
+/* What fh's entry says of the file besides the records, into t. */
+static void facts_take(io_trace *t, const pario_file *fh) {
+    io_trace_facts *f = &t->facts;
+    const io_hints *h = &fh->hints;
+    f->nnodes = fh->nnodes;
+    if (io_coll_routes_text(fh, f->routes, sizeof f->routes) != PARIO_OK)
+        f->routes[0] = '\0';
+    f->cb_buffer_size = h->cb_buffer_size;
+    f->cb_nodes = h->cb_nodes;
+    f->cb_cycle_size = h->cb_cycle_size;
+    f->ind_wr_buffer_size = h->ind_wr_buffer_size;
+    f->ind_rd_buffer_size = h->ind_rd_buffer_size;
+    f->striping_unit = h->striping_unit;
 }
 
 void io_trace_wish(pario_file *fh, MPI_Info info) {
@@ -385,9 +406,9 @@ void io_trace_exchange(io_trace *t, int64_t bytes, double t0) {
 /* The earliest open of the file's ranks, and whether rank 0 can take the
  * ranks' records (one allreduce; a rank without a trace counts as opening
  * last). 0 when the trace cannot be merged. */
-static int agree_start(pario_file *fh, const io_trace *t, int root_ready, double *t0) {
-    double v[2] = {t->events ? t->rec.t_open : HUGE_VAL, fh->rank == 0 ? root_ready : 1};
-    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MIN, fh->comm) != MPI_SUCCESS)
+static int agree_start(MPI_Comm comm, int rank, const io_trace *t, int root_ready, double *t0) {
+    double v[2] = {t->events ? t->rec.t_open : HUGE_VAL, rank == 0 ? root_ready : 1};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MIN, comm) != MPI_SUCCESS)
         return 0;
     *t0 = v[0];
     return v[1] > 0;
@@ -409,33 +430,36 @@ static char *events_room(io_trace_text *mine, const io_trace_part *parts, int n,
     return mine->s;
 }
 
-/* Gathers every rank's record and formatted events on rank 0, which writes
- * the file's entry. Each rank formats its own events (in parallel, not all
- * on rank 0), so the merge is: an allreduce (the common time origin), a
- * gather of the records, rank 0's word that it has room, and a gather of the
- * texts. Nothing is written when memory runs out somewhere: the trace is
- * lost, the file is not. */
-static void merge_and_write(pario_file *fh, io_trace *t) {
-    int n = fh->nranks, root = fh->rank == 0;
+/* Gathers every rank's record and formatted events of one closed file on
+ * its rank 0 of comm, which writes the file's entry. Each rank formats its
+ * own events (in parallel, not all on rank 0), so the merge is: an
+ * allreduce (the common time origin), a gather of the records, rank 0's
+ * word that it has room, and a gather of the texts. Nothing is written
+ * when memory runs out somewhere: the trace is lost, the file is not. */
+static void merge_and_write(MPI_Comm comm, io_trace *t) {
+    int n = 1, rank = 0;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &rank);
+    int root = rank == 0;
     io_trace_part *parts = root ? malloc((size_t)n * sizeof *parts) : NULL;
     int *counts = root ? malloc((size_t)n * sizeof *counts) : NULL;
     int *displs = root ? malloc((size_t)n * sizeof *displs) : NULL;
     double t0 = 0;
     io_trace_text mine = {0};
-    if (agree_start(fh, t, parts && counts && displs && t->events, &t0)) {
+    if (agree_start(comm, rank, t, parts && counts && displs && t->events, &t0)) {
         io_trace_part part = {.rec = t->rec};
         if (t->events)
-            io_trace_format_events(t, fh->rank, t0, &mine);
+            io_trace_format_events(t, rank, t0, &mine);
         part.events_len = mine.failed || mine.len >= INT32_MAX ? 0 : (int64_t)mine.len;
         int ok = MPI_Gather(&part, (int)sizeof part, MPI_BYTE, parts, (int)sizeof part, MPI_BYTE, 0,
-                            fh->comm) == MPI_SUCCESS;
+                            comm) == MPI_SUCCESS;
         char *events = root && ok ? events_room(&mine, parts, n, counts, displs) : NULL;
         int have = root ? events != NULL : ok;
-        if (MPI_Bcast(&have, 1, MPI_INT, 0, fh->comm) == MPI_SUCCESS && have &&
+        if (MPI_Bcast(&have, 1, MPI_INT, 0, comm) == MPI_SUCCESS && have &&
             MPI_Gatherv(root ? MPI_IN_PLACE : mine.s, (int)part.events_len, MPI_BYTE, events,
-                        counts, displs, MPI_BYTE, 0, fh->comm) == MPI_SUCCESS &&
+                        counts, displs, MPI_BYTE, 0, comm) == MPI_SUCCESS &&
             root)
-            io_trace_write_file(fh, t, parts, events);
+            io_trace_write_file(t, parts, events, n);
     }
     io_trace_text_free(&mine);
     free(parts);
@@ -443,13 +467,29 @@ static void merge_and_write(pario_file *fh, io_trace *t) {
     free(displs);
 }
 
+void io_trace_flush(io_trace_pending *q, MPI_Comm comm) {
+    for (int i = 0; i < q->n; i++) {
+        merge_and_write(comm, q->items[i]);
+        trace_free(q->items[i]);
+    }
+    q->n = 0;
+}
+
 void io_trace_finalize(pario_file *fh) {
+    io_trace_pending *q = &fh->trace_pending;
+    for (int i = 0; i < q->n; i++) { /* files closed before fh, on its communicator */
+        if (q->items[i]->events && q->items[i]->doc_path[0])
+            io_trace_write_unclosed(q->items[i], fh->rank);
+        trace_free(q->items[i]);
+    }
+    q->n = 0;
     io_trace *t = fh->trace;
     if (!t || !t->events || !t->doc_path[0])
         return;
     trace_lock(t);
     t->rec.t_close = io_trace_now();
-    io_trace_write_unclosed(fh, t);
+    facts_take(t, fh);
+    io_trace_write_unclosed(t, fh->rank);
     trace_unlock(t);
 }
 
@@ -458,14 +498,15 @@ void io_trace_close(pario_file *fh) {
     if (!t)
         return;
     fh->trace = NULL;
-    if (t == &lost) {
-        merge_and_write(fh, t);
-        return;
+    if (t != &lost) {
+        if (fh->io.fd >= 0 && fh->io.fd < IO_TRACE_FDS)
+            atomic_store(&by_fd[fh->io.fd], NULL);
+        atomic_fetch_sub(&io_trace_open_files, 1);
+        t->rec.t_close = io_trace_now();
+        facts_take(t, fh);
     }
-    if (fh->io.fd >= 0 && fh->io.fd < IO_TRACE_FDS)
-        atomic_store(&by_fd[fh->io.fd], NULL);
-    atomic_fetch_sub(&io_trace_open_files, 1);
-    t->rec.t_close = io_trace_now();
-    merge_and_write(fh, t);
-    trace_free(t);
+    io_trace_pending *q = &fh->trace_pending;
+    q->items[q->n++] = t;
+    if (q->n == IO_TRACE_PENDING)
+        io_trace_flush(q, fh->comm);
 }

@@ -14,8 +14,14 @@
  *
  * Memory is bounded per file and rank: counters, log2 size histograms and
  * an event log of IO_TRACE_EVENTS entries that counts what it dropped.
- * Close (collective) merges every rank's record on the file's rank 0, which
- * rewrites the run's JSON document (trace_json.c). */
+ * Close makes no call of its own: the closed file's trace waits with the
+ * file's private communicator (io_trace_pending), and the ranks' records
+ * are merged on the file's rank 0, which appends the file's entry to the
+ * run's JSON document (trace_json.c), when that communicator is freed or
+ * parked at MPI_Finalize, or when IO_TRACE_PENDING closed files wait. A
+ * program that ends normally leaves the same document as one that merged
+ * at every close; one killed between a close and MPI_Finalize loses the
+ * traces still waiting (as a Darshan log is written at MPI_Finalize). */
 #ifndef PARIO_IO_TRACE_H
 #define PARIO_IO_TRACE_H
 
@@ -134,12 +140,29 @@ void io_trace_wish(struct pario_file *fh, MPI_Info info);
 /* At the end of a successful open: starts tracing fh when the agreed hints
  * say so (rank 0's wish; rank 0 writes to its path). */
 void io_trace_open(struct pario_file *fh, MPI_Info info);
-/* Collective, at close before the storage is closed: merges the ranks'
- * records on rank 0, which writes the document; frees the trace. */
+/* Closed files' traces not merged yet, in the order closed, with the
+ * communicator they are to be merged on: in the file (pario_file) while
+ * it is open and in its parked set (io/file/parked.c) while the
+ * communicator waits for the next open. Every rank of the communicator
+ * holds as many (a rank without a trace of its own holds a placeholder),
+ * so every rank merges the same ones at the same call. */
+#define IO_TRACE_PENDING 16
+typedef struct io_trace_pending {
+    int n;
+    io_trace *items[IO_TRACE_PENDING];
+} io_trace_pending;
+
+/* At close (collective), after the file's last traced request: fh's trace
+ * joins fh->trace_pending; when that is full, all of them are merged at
+ * once. */
 void io_trace_close(struct pario_file *fh);
+/* Collective on comm (the communicator q waited with): merges every trace
+ * of q, in order, and empties it. */
+void io_trace_flush(io_trace_pending *q, MPI_Comm comm);
 
 /* At MPI_Finalize, for a file still open (no collective call possible):
- * this rank writes its own part of the trace (trace_json.c). */
+ * this rank writes its own part of the file's trace, and of the closed
+ * files' traces waiting with it, unmerged (trace_json.c). */
 void io_trace_finalize(struct pario_file *fh);
 
 /* A blocking call being traced on this thread. Its first plain pread or

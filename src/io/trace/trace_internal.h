@@ -7,6 +7,17 @@
 #include "io/flat/flat.h"
 #include "io/trace/trace.h"
 
+/* What a file's entry says of the file besides the ranks' records, taken
+ * when it closes (its entry may be written later, after the file is gone:
+ * io_trace_pending). */
+typedef struct io_trace_facts {
+    char *path; /* the name opened (owned) */
+    int nnodes;
+    char routes[256]; /* collective calls per route (io_coll_routes_text) */
+    int64_t cb_buffer_size, cb_nodes, cb_cycle_size, ind_wr_buffer_size, ind_rd_buffer_size,
+        striping_unit;
+} io_trace_facts;
+
 struct io_trace {
     atomic_flag lock; /* every field below (trace_lock) */
     io_trace_rec rec;
@@ -16,6 +27,7 @@ struct io_trace {
     int64_t unit;                               /* the stripe unit requests are judged against */
     int64_t unit_mask;                          /* unit - 1 when unit is a power of two, else -1 */
     char *doc_path;                             /* where the run's document goes */
+    io_trace_facts facts;                       /* the file's, filled at close (or finalize) */
 };
 
 /* The trace's lock is held for a few hundred instructions while recording
@@ -53,13 +65,15 @@ void io_trace_text_free(io_trace_text *b);
 /* Room for n more bytes in b; 0 when memory runs out. */
 int io_trace_text_reserve(io_trace_text *b, size_t n);
 
-/* Rank 0 at close: the file's merged entry joins the run's document. parts
- * holds every rank's record; events every rank's formatted events, back to
- * back (parts[r].events_len bytes from rank r). */
-void io_trace_write_file(const struct pario_file *fh, const io_trace *t, const io_trace_part *parts,
-                         const char *events);
-/* At MPI_Finalize, for a file still open: this rank's own part, unmerged,
- * into PATH.open.<world rank> (t->lock held). */
-void io_trace_write_unclosed(const struct pario_file *fh, const io_trace *t);
+/* The file's rank 0 when its trace is merged: the file's entry joins the
+ * run's document. parts holds the nranks ranks' records; events every
+ * rank's formatted events, back to back (parts[r].events_len bytes from
+ * rank r). */
+void io_trace_write_file(const io_trace *t, const io_trace_part *parts, const char *events,
+                         int nranks);
+/* Where no collective call is possible (MPI_Finalize with the file's
+ * communicator in use by a file still open): this rank's own part of t,
+ * unmerged, into PATH.open.<world rank>; rank is its rank in the file. */
+void io_trace_write_unclosed(const io_trace *t, int rank);
 
 #endif

@@ -1,10 +1,10 @@
-/* The run's trace document: one JSON object per run, the files closed so
- * far with their ranks merged. The first traced close writes it (to a
- * temporary name, then renamed); every later one appends its file's entry
- * in place of the closing "]}" and closes the document again, so each close
- * writes only its own entry, the document on disk is complete between
- * closes and the last close leaves the whole run. (Writing the whole
- * document at every close made a run's closes quadratic in its files.)
+/* The run's trace document: one JSON object per run, the files merged so
+ * far (io_trace_flush) with their ranks merged. The first merge writes it
+ * (to a temporary name, then renamed); every later one appends its file's
+ * entry in place of the closing "]}" and closes the document again, so
+ * each merge writes only its own entry, the document on disk is complete
+ * between merges and the last leaves the whole run. (Writing the whole
+ * document at every merge made a run's merges quadratic in its files.)
  *
  * Registry (process-wide, the folder's own; guarded by doc.lock): the
  * documents this process writes, each with the place of its closing "]}".
@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "io/coll/coll.h"
-#include "io/file/file.h"
 #include "io/trace/trace_internal.h"
 
 /* One document this process writes. */
@@ -433,16 +431,16 @@ void io_trace_format_events(const io_trace *t, int rank, double t0, io_trace_tex
 
 /* ---- the file's entry ---------------------------------------------------------- */
 
-static void put_hints(io_trace_text *b, const pario_file *fh, const io_trace *t) {
-    const io_hints *h = &fh->hints;
+static void put_hints(io_trace_text *b, const io_trace *t) {
+    const io_trace_facts *f = &t->facts;
     put_key_int(b, "stripe_unit", t->unit, 0);
     put(b, ",\"page\":4096,\"hints\":{");
-    put_key_int(b, "cb_buffer_size", h->cb_buffer_size, 1);
-    put_key_int(b, "cb_nodes", h->cb_nodes, 0);
-    put_key_int(b, "pario_cb_cycle_size", h->cb_cycle_size, 0);
-    put_key_int(b, "ind_wr_buffer_size", h->ind_wr_buffer_size, 0);
-    put_key_int(b, "ind_rd_buffer_size", h->ind_rd_buffer_size, 0);
-    put_key_int(b, "striping_unit", h->striping_unit, 0);
+    put_key_int(b, "cb_buffer_size", f->cb_buffer_size, 1);
+    put_key_int(b, "cb_nodes", f->cb_nodes, 0);
+    put_key_int(b, "pario_cb_cycle_size", f->cb_cycle_size, 0);
+    put_key_int(b, "ind_wr_buffer_size", f->ind_wr_buffer_size, 0);
+    put_key_int(b, "ind_rd_buffer_size", f->ind_rd_buffer_size, 0);
+    put_key_int(b, "striping_unit", f->striping_unit, 0);
     put(b, "}");
 }
 
@@ -458,9 +456,8 @@ typedef struct trace_entry {
 /* The entry's head up to its events: nranks records; unclosed_rank >= 0
  * marks one rank's part of a file left open at MPI_Finalize. 0 when memory
  * runs out. */
-static int entry_head(trace_entry *e, const pario_file *fh, const io_trace *t, int unclosed_rank) {
+static int entry_head(trace_entry *e, const io_trace *t, int unclosed_rank) {
     io_trace_text *b = &e->head;
-    char routes[256];
     io_trace_rec total;
     memset(&total, 0, sizeof total);
     total.logical[0].first = total.logical[1].first = -1;
@@ -468,19 +465,17 @@ static int entry_head(trace_entry *e, const pario_file *fh, const io_trace *t, i
         total.phys[o].first = -1;
     for (int r = 0; r < e->nranks; r++)
         rec_merge(&total, &e->parts[r].rec);
-    if (io_coll_routes_text(fh, routes, sizeof routes) != PARIO_OK)
-        routes[0] = '\0';
     put(b, "{\"path\":");
-    put_string(b, fh->path);
+    put_string(b, t->facts.path);
     put_key_int(b, "nranks", e->nranks, 0);
-    put_key_int(b, "nnodes", fh->nnodes, 0);
+    put_key_int(b, "nnodes", t->facts.nnodes, 0);
     put_key_int(b, "unclosed_rank", unclosed_rank, 0);
     put_key_seconds(b, "t_open", total.t_open + IO_TRACE_EPOCH, 0); /* since 1970 */
     put_key_seconds(b, "t_close", total.t_close + IO_TRACE_EPOCH, 0);
     put(b, io_trace_clock_is_tsc() ? ",\"clock\":\"tsc\"" : ",\"clock\":\"system\"");
     put(b, ",\"routes\":");
-    put_string(b, routes);
-    put_hints(b, fh, t);
+    put_string(b, t->facts.routes);
+    put_hints(b, t);
     put(b, ",\"total\":");
     put_rec(b, &total);
     put(b, ",\"ranks\":[");
@@ -615,32 +610,32 @@ static void add_entry(const trace_entry *entry, const char *path, int unclosed) 
         fprintf(stderr, "pario: cannot write the trace %s\n", target);
 }
 
-/* Writes fh's entry made of nranks parts (with their events) to its document. */
-static void write_entry(const pario_file *fh, const io_trace *t, const io_trace_part *parts,
-                        const char *events, int nranks, int unclosed_rank) {
+/* Writes t's entry made of nranks parts (with their events) to its document. */
+static void write_entry(const io_trace *t, const io_trace_part *parts, const char *events,
+                        int nranks, int unclosed_rank) {
     trace_entry e = {.parts = parts, .events = events, .nranks = nranks};
-    if (entry_head(&e, fh, t, unclosed_rank))
+    if (entry_head(&e, t, unclosed_rank))
         add_entry(&e, t->doc_path, unclosed_rank >= 0);
     else
-        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", fh->path);
+        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", t->facts.path);
     io_trace_text_free(&e.head);
 }
 
-void io_trace_write_file(const pario_file *fh, const io_trace *t, const io_trace_part *parts,
-                         const char *events) {
-    write_entry(fh, t, parts, events, fh->nranks, -1);
+void io_trace_write_file(const io_trace *t, const io_trace_part *parts, const char *events,
+                         int nranks) {
+    write_entry(t, parts, events, nranks, -1);
 }
 
-void io_trace_write_unclosed(const pario_file *fh, const io_trace *t) {
+void io_trace_write_unclosed(const io_trace *t, int rank) {
     io_trace_part part = {.rec = t->rec};
     io_trace_text events = {0};
     io_trace_format_events(t, 0, t->rec.t_open, &events);
     if (events.failed) {
-        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", fh->path);
+        fprintf(stderr, "pario: cannot write the trace of %s: out of memory\n", t->facts.path);
         io_trace_text_free(&events);
         return;
     }
     part.events_len = (int64_t)events.len;
-    write_entry(fh, t, &part, events.s, 1, fh->rank);
+    write_entry(t, &part, events.s, 1, rank);
     io_trace_text_free(&events);
 }
