@@ -105,11 +105,11 @@ int MPI_Win_free(MPI_Win *w) {
 /* ---- the bounds (docs/architecture.md) ------------------------------------------------------ */
 
 /* The first open on a communicator makes what later opens on it reuse: the
- * file's communicator and its agreement (2), the node layout (3, 5 with
- * PARIO_NODE_SIZE), the shared file pointer's window (4, 5 when MPI cannot
- * allocate it), the aggregator placement (2), then the two steps of every
- * open. */
-#define FIRST_OPEN_MAX 16
+ * vote on an orphaned kit (1), the file's communicator and its agreement
+ * (2), the node layout (3, 5 with PARIO_NODE_SIZE), the shared file
+ * pointer's window (4, 5 when MPI cannot allocate it), the aggregator
+ * placement (2), then the two steps of every open. */
+#define FIRST_OPEN_MAX 17
 #define OPEN_MAX 2  /* rank 0's outcome and hints; every rank's outcome */
 #define PLACE_MAX 2 /* the aggregator placement, under a cb_config_list new on comm */
 #define CLOSE_MAX 1
@@ -120,6 +120,10 @@ int MPI_Win_free(MPI_Win *w) {
 #define SYNC_FIRST_MAX 1   /* the machine's communicator, once per parked set */
 #define RESIZE_MAX 2       /* checks and sizes in one step; rank 0's outcome */
 #define SHARED_RESET_MAX 1 /* set_view after the shared pointer moved */
+/* A new communicator of ranks whose freed one left its kit (HDF5 dups the
+ * program's communicator for every file): the vote on taking it, then the
+ * two steps of every open. */
+#define ORPHAN_OPEN_MAX (1 + OPEN_MAX)
 
 static int rank, nranks;
 
@@ -308,6 +312,38 @@ static void test_deferred_open(MPI_Comm comm, const char *path, const char *cb_k
     check_bytes(path);
 }
 
+/* HDF5's way: every open on a new duplicate of the program's communicator,
+ * freed after the close. The first duplicate's kit is kept when it is freed
+ * and every later one takes it; a communicator of other ranks makes its own. */
+static void test_fresh_communicators(const char *path) {
+    for (int i = 0; i < 3; i++) {
+        MPI_Comm c;
+        PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+        /* the first: the kept placement was for the last cb_config_list used */
+        pario_file *fh =
+            open_counted(c, path, MPI_MODE_RDONLY, MPI_INFO_NULL, "open (new comm, same ranks)",
+                         ORPHAN_OPEN_MAX + (i == 0 ? PLACE_MAX : 0));
+        MPI_Offset size = 0;
+        PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
+        PT_EQ(size, 16 * nranks);
+        close_counted(&fh);
+        PMPI_Comm_free(&c);
+    }
+    MPI_Comm half;
+    PMPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int n = 0;
+    MPI_Comm_size(half, &n);
+    pario_file *fh = NULL;
+    pario_error err;
+    long long t = tally;
+    PT_EQ(pario_file_open(half, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh, &err), PARIO_OK);
+    long long made = tally - t;
+    if (n < nranks) /* other ranks: no orphan of theirs, a kit of their own */
+        PT_CHECK(made > ORPHAN_OPEN_MAX);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    PMPI_Comm_free(&half);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -329,6 +365,7 @@ int main(int argc, char **argv) {
     test_deferred_open(comm, path, NULL, NULL, 1, OPEN_MAX + PLACE_MAX);
     test_deferred_open(comm, path, "cb_config_list", "*:2", nranks < 2 ? nranks : 2,
                        OPEN_MAX + PLACE_MAX);
-    PMPI_Comm_free(&comm);
+    PMPI_Comm_free(&comm); /* its kit is kept for the next communicator of these ranks */
+    test_fresh_communicators(path);
     return ptest_finish();
 }

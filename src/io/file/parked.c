@@ -29,6 +29,7 @@ struct io_parked {
     int has_layout;
     int nnodes, node_rank, one_host;
     int has_idle; /* a communicator and window no file uses */
+    int orphan;   /* the program freed the communicator; the kit waits for a congruent one */
     MPI_Comm idle_comm;
     MPI_Win idle_win;
     void *idle_mem;
@@ -95,12 +96,23 @@ static void parked_release(io_parked *p) {
     }
 }
 
+static io_parked *orphan_congruent(MPI_Comm comm);
+
+/* The program frees the communicator (collective over its group). Its idle
+ * kit is kept as an orphan for the next communicator of the same ranks in
+ * the same order, unless one is kept already: HDF5 duplicates the
+ * program's communicator at every file open and frees it at close, so a
+ * kit kept per communicator alone would be made and freed for every file. */
 static int parked_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;
     (void)extra;
     io_parked *p = value;
     p->attached = 0;
+    if (p->has_idle && !io_files_finalizing() && !orphan_congruent(p->idle_comm)) {
+        p->orphan = 1; /* keeps the attribute's reference */
+        return MPI_SUCCESS;
+    }
     if (p->has_idle && !io_files_finalizing())
         idle_free(p);
     p->has_idle = 0;
@@ -151,6 +163,23 @@ static io_parked *oldest_idle(void) {
     return found;
 }
 
+/* The oldest orphaned kit whose communicator has comm's ranks in comm's
+ * order (MPI_Comm_compare is local). Orphans of one group are made and
+ * taken only inside collective calls over that group (its communicators'
+ * frees and opens), so every rank of it finds the same one. */
+static io_parked *orphan_congruent(MPI_Comm comm) {
+    io_parked *found = NULL;
+    pthread_mutex_lock(&all_parked.lock);
+    for (io_parked *p = all_parked.head; p; p = p->next) {
+        int same = MPI_UNEQUAL;
+        if (p->orphan && p->has_idle &&
+            MPI_Comm_compare(comm, p->idle_comm, &same) == MPI_SUCCESS && same == MPI_CONGRUENT)
+            found = p; /* the list is newest first: the last found is the oldest */
+    }
+    pthread_mutex_unlock(&all_parked.lock);
+    return found;
+}
+
 void io_parked_finalize(void) {
     /* Collective, like MPI_Finalize itself, which every rank is in: the
      * sets were made in the same order on every rank of a communicator,
@@ -181,19 +210,49 @@ static void node_layout(pario_file *fh) {
     MPI_Comm_free(&node);
 }
 
-/* Collective: a new communicator, node layout and window for fh. A rank
- * without a set (no memory for it) makes every rank's set unattached, so
- * no rank parks what another would make again. */
+static void kit_take(pario_file *fh, io_parked *from);
+
+/* Collective: whether every rank has an orphaned kit for comm's ranks (one
+ * allreduce, which also marks every rank's set unattached when some rank
+ * has none); the orphan into fh when so. */
+static int orphan_adopt(pario_file *fh, MPI_Comm comm, io_parked *p, int *rc, pario_error *err) {
+    io_parked *o = orphan_congruent(comm);
+    io_vote v = {.nany = 2, .any = {!p || !p->attached, o == NULL}};
+    *rc = io_agree_vote(comm, *rc, &v, err);
+    if (p && v.any[0])
+        p->attached = 0;
+    if (*rc != PARIO_OK || v.any[1])
+        return 0;
+    kit_take(fh, o);
+    if (p && p->attached) { /* the layout and placement hold for the same ranks */
+        p->has_layout = 1;
+        p->nnodes = fh->nnodes;
+        p->node_rank = fh->node_rank;
+        p->one_host = fh->one_host;
+        free(p->place_ranks);
+        p->place_ranks = o->place_ranks;
+        p->place_n = o->place_n;
+        memcpy(p->place_list, o->place_list, sizeof p->place_list);
+        o->place_ranks = NULL;
+    }
+    o->orphan = 0;
+    parked_release(o);
+    return 1;
+}
+
+/* Collective: fh's kit, an orphan's when every rank has one for comm's
+ * ranks, else a new communicator, node layout and window. A rank without a
+ * set (no memory for it) makes every rank's set unattached (orphan_adopt's
+ * vote), so no rank parks what another would free. */
 static int kit_make(pario_file *fh, MPI_Comm comm, io_parked *p, int rc, pario_error *err) {
+    if (orphan_adopt(fh, comm, p, &rc, err) || rc != PARIO_OK)
+        return rc;
     if (MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) {
         fh->comm = MPI_COMM_NULL;
         if (rc == PARIO_OK)
             rc = pario_fail(err, PARIO_ERR_NO_MEM, "open %s: cannot set up the file", fh->path);
     }
-    io_vote v = {.nany = 1, .any = {!p || !p->attached}};
-    rc = io_agree_vote(comm, rc, &v, err);
-    if (p && v.any[0])
-        p->attached = 0;
+    rc = io_agree(comm, rc, err);
     if (rc != PARIO_OK)
         return rc;
     MPI_Comm_set_errhandler(fh->comm, MPI_ERRORS_RETURN);
@@ -220,23 +279,28 @@ int io_parked_take(pario_file *fh, MPI_Comm comm, int rc, pario_error *err) {
         p->refs++;
     if (!p || !p->attached || !p->has_idle)
         return kit_make(fh, comm, p, rc, err);
-    fh->comm = p->idle_comm;
-    fh->shared_win = p->idle_win;
-    fh->shared_mem = p->idle_mem;
-    fh->sync_host = p->idle_host;
-    fh->sync_host_state = p->idle_host_state;
-    fh->trace_pending = p->idle_traces;
-    p->idle_traces.n = 0;
-    fh->nnodes = p->nnodes;
-    fh->node_rank = p->node_rank;
-    fh->one_host = p->one_host;
-    p->has_idle = 0;
-    p->idle_comm = MPI_COMM_NULL;
-    p->idle_win = MPI_WIN_NULL;
-    p->idle_mem = NULL;
-    p->idle_host = MPI_COMM_NULL;
-    p->idle_host_state = 0;
+    kit_take(fh, p);
     return PARIO_OK;
+}
+
+/* The idle kit of `from` into fh (no MPI call). */
+static void kit_take(pario_file *fh, io_parked *from) {
+    fh->comm = from->idle_comm;
+    fh->shared_win = from->idle_win;
+    fh->shared_mem = from->idle_mem;
+    fh->sync_host = from->idle_host;
+    fh->sync_host_state = from->idle_host_state;
+    fh->trace_pending = from->idle_traces;
+    from->idle_traces.n = 0;
+    fh->nnodes = from->nnodes;
+    fh->node_rank = from->node_rank;
+    fh->one_host = from->one_host;
+    from->has_idle = 0;
+    from->idle_comm = MPI_COMM_NULL;
+    from->idle_win = MPI_WIN_NULL;
+    from->idle_mem = NULL;
+    from->idle_host = MPI_COMM_NULL;
+    from->idle_host_state = 0;
 }
 
 void io_parked_give(pario_file *fh) {
