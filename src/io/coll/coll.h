@@ -31,14 +31,14 @@ int io_coll_kept_write_own(pario_file *fh);
  * rank counts (get_size); the order of overlapping pieces of calls not yet
  * finished everywhere is MPI's to leave undefined. */
 int io_coll_kept_write_published(pario_file *fh);
-/* At open: the windows parked on the program's communicator (a reference;
- * NULL when MPI cannot cache them, and then every file makes its own). */
-struct kept_cache *io_coll_kept_cache(MPI_Comm comm);
-/* Collective, with nothing kept: park this file's window on the
- * communicator (or free it). */
+/* Collective, with nothing kept (a cb_buffer_size change, close): this
+ * file's window waits with its communicator (fh->kept_idle, parked and
+ * taken with it: io/file/parked.c) for the next file there, or is freed
+ * when one waits already. */
 void io_coll_kept_release(pario_file *fh);
-/* Collective, at close: release the window and the reference to the cache. */
-void io_coll_kept_detach(pario_file *fh);
+/* Collective over the communicator it was made on: frees a window that
+ * waited with it (NULL: nothing). */
+void io_coll_kept_window_free(struct kept_window *w);
 /* MPI_Finalize has begun (not collective): windows still parked are MPI's
  * to tear down. */
 void io_coll_kept_finalize(void);

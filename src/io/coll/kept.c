@@ -24,8 +24,9 @@
  * pario_cb_write_behind_delay, so a program killed then loses none, and
  * MPI_Finalize writes those of files never closed (io/file/registry.c).
  *
- * The window outlives the file: it is parked on the program's communicator
- * (an attribute) and taken again by the next file opened on it.
+ * The window outlives the file: it is made on the file's communicator and
+ * waits with it (fh->kept_idle, parked and taken with it by
+ * io/file/parked.c, freed with it) for the next file opened there.
  *
  * What changes for the program: a kept call checks its arguments on its own
  * rank only (a bad argument fails that rank; the others' parts are kept).
@@ -96,7 +97,6 @@ typedef struct slice_head {
 } slice_head;
 
 typedef struct kept_window kept_window;
-typedef struct kept_cache kept_cache;
 
 /* One window: every rank's slice is a head, a ring of KEPT_PIECES pieces
  * (piece i at i % KEPT_PIECES) and cap bytes of data in two halves. A rank
@@ -118,13 +118,6 @@ struct kept_window {
     /* The flusher's own: the calls every rank had finished at its last tick,
      * and when that was (ns, monotonic clock). */
     int64_t aged, ticked_at;
-};
-
-/* The windows parked on a communicator, shared by the files opened on it. */
-struct kept_cache {
-    int refs;          /* the attribute's and every open file's */
-    int attached;      /* still an attribute of the communicator */
-    kept_window *idle; /* a window no file uses */
 };
 
 static slice_head *head_of(const kept_window *w, int r) {
@@ -226,66 +219,8 @@ static int window_new(MPI_Comm comm, int64_t cap, kept_window **out) {
     return all ? PARIO_OK : PARIO_ERR_NO_MEM;
 }
 
-/* ---- the cache on the program's communicator --------------------------------------- */
-
-/* Process-wide, like the datatype cache of io/flat: one keyval made on first
- * use, and whether MPI_Finalize has begun (the registry of open files tells,
- * io_coll_kept_finalize). MPI deletes MPI_COMM_SELF's attributes first in
- * MPI_Finalize and MPI_COMM_WORLD's after its windows are gone, so a window
- * still parked then is only forgotten. */
-static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-static int cache_keyval = MPI_KEYVAL_INVALID;
-static atomic_int finalizing;
-
-static void cache_release(kept_cache *c) {
-    if (c && --c->refs == 0) {
-        window_free(c->idle);
-        free(c);
-    }
-}
-
-/* The communicator is freed (collective): its parked window goes too. */
-static int cache_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    kept_cache *c = value;
-    c->attached = 0;
-    if (c->idle && atomic_load(&finalizing))
-        window_forget(c->idle);
-    else
-        window_free(c->idle);
-    c->idle = NULL;
-    cache_release(c);
-    return MPI_SUCCESS;
-}
-
-static void cache_keyval_create(void) {
-    if (!io_files_watch_finalize())
-        return; /* without the warning, windows are never parked */
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval, NULL);
-}
-
-kept_cache *io_coll_kept_cache(MPI_Comm comm) {
-    pthread_once(&cache_once, cache_keyval_create);
-    if (cache_keyval == MPI_KEYVAL_INVALID)
-        return NULL;
-    kept_cache *c = NULL;
-    int found = 0;
-    if (MPI_Comm_get_attr(comm, cache_keyval, &c, &found) != MPI_SUCCESS)
-        return NULL;
-    if (!found) {
-        c = calloc(1, sizeof *c);
-        if (!c)
-            return NULL;
-        c->refs = c->attached = 1;
-        if (MPI_Comm_set_attr(comm, cache_keyval, c) != MPI_SUCCESS) {
-            free(c);
-            return NULL;
-        }
-    }
-    c->refs++;
-    return c;
+void io_coll_kept_window_free(kept_window *w) {
+    window_free(w);
 }
 
 /* ---- writing kept pieces ---------------------------------------------------------------- */
@@ -487,7 +422,6 @@ static void flusher_note(kept_window *w, int64_t ms, int new_to_file) {
 }
 
 void io_coll_kept_finalize(void) {
-    atomic_store(&finalizing, 1);
     pthread_mutex_lock(&flusher.lock);
     int started = flusher.started;
     flusher.stop = 1;
@@ -533,21 +467,16 @@ static void kept_show(pario_file *fh, kept_window *w) {
     io_files_unlock();
 }
 
-/* Collective: a window of cap bytes per slice, taken from the
- * communicator's cache when one of that size is parked there, else made
- * (and a parked one of another size dropped). */
+/* Collective: a window of cap bytes per slice, the one waiting with the
+ * file's communicator when it is of that size, else made (and the waiting
+ * one of another size freed). */
 static kept_window *window_for(pario_file *fh, int64_t cap) {
-    kept_cache *c = fh->kept_cache;
-    kept_window *w = NULL;
-    if (c && c->idle && c->idle->cap == cap) {
-        w = c->idle;
-        c->idle = NULL;
+    kept_window *w = fh->kept_idle;
+    fh->kept_idle = NULL;
+    if (w && w->cap == cap)
         return w;
-    }
-    if (c && c->idle) {
-        window_free(c->idle);
-        c->idle = NULL;
-    }
+    window_free(w);
+    w = NULL;
     if (window_new(fh->comm, cap, &w) != PARIO_OK)
         fh->kept_failed = 1; /* the same on every rank: keep nothing on this file */
     return w;
@@ -721,16 +650,9 @@ int io_coll_kept_flush(pario_file *fh) {
 }
 
 void io_coll_kept_release(pario_file *fh) {
-    kept_cache *c = fh->kept_cache;
     kept_window *w = kept_take(fh);
-    if (w && c && c->attached && !c->idle)
-        c->idle = w; /* parked for the next file on the communicator */
+    if (w && !fh->kept_idle)
+        fh->kept_idle = w; /* waits with the communicator for the next file */
     else
         window_free(w);
-}
-
-void io_coll_kept_detach(pario_file *fh) {
-    io_coll_kept_release(fh);
-    cache_release(fh->kept_cache);
-    fh->kept_cache = NULL;
 }

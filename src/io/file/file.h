@@ -78,7 +78,7 @@ struct pario_file {
     int request_bound_reads;        /* some rank's read call costs at least
                                        COLL_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
-    struct kept_cache *kept_cache;  /* windows parked on the program's communicator */
+    struct kept_window *kept_idle;  /* a window that waits with comm for the next file */
     int kept_pending;               /* a collective write was kept on some rank since the
                                       last flush (the same on every rank) */
     int kept_failed;                /* no shared window could be made: keep nothing */

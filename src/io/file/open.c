@@ -225,7 +225,7 @@ static int open_last_step(pario_file *fh, int rc, const open_news *news, pario_e
 static void file_release(pario_file *fh) {
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
-    io_coll_kept_detach(fh);
+    io_coll_kept_release(fh);
     io_parked_give(fh);
     free(fh->cb_ranks);
     free(fh->coll_ranges);
@@ -265,7 +265,6 @@ static pario_file *file_new(MPI_Comm comm, const io_name *name, int amode) {
         free(fh);
         return NULL;
     }
-    fh->kept_cache = io_coll_kept_cache(comm);
     return fh;
 }
 

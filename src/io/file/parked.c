@@ -20,6 +20,7 @@
 #include <string.h>
 #include "common/error.h"
 #include "common/node.h"
+#include "io/coll/coll.h"
 #include "io/file/file.h"
 
 struct io_parked {
@@ -36,6 +37,7 @@ struct io_parked {
     MPI_Comm idle_host; /* the machine's ranks of idle_comm (io/file/sync.c), if made */
     int idle_host_state;
     io_trace_pending idle_traces;     /* closed files' traces to merge on idle_comm */
+    struct kept_window *idle_kept;    /* a kept-write window made on idle_comm (io/coll) */
     char place_list[IO_HINT_STR_MAX]; /* cb_config_list of the kept placement */
     int *place_ranks;
     int place_n;
@@ -85,6 +87,8 @@ static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem, MPI_Comm *host, i
 
 static void idle_free(io_parked *p) {
     io_trace_flush(&p->idle_traces, p->idle_comm);
+    io_coll_kept_window_free(p->idle_kept);
+    p->idle_kept = NULL;
     kit_free(&p->idle_comm, &p->idle_win, &p->idle_mem, &p->idle_host, &p->idle_host_state);
 }
 
@@ -292,6 +296,8 @@ static void kit_take(pario_file *fh, io_parked *from) {
     fh->sync_host_state = from->idle_host_state;
     fh->trace_pending = from->idle_traces;
     from->idle_traces.n = 0;
+    fh->kept_idle = from->idle_kept;
+    from->idle_kept = NULL;
     fh->nnodes = from->nnodes;
     fh->node_rank = from->node_rank;
     fh->one_host = from->one_host;
@@ -314,6 +320,8 @@ void io_parked_give(pario_file *fh) {
         p->idle_host_state = fh->sync_host_state;
         p->idle_traces = fh->trace_pending;
         fh->trace_pending.n = 0;
+        p->idle_kept = fh->kept_idle;
+        fh->kept_idle = NULL;
         p->has_idle = 1;
         fh->comm = MPI_COMM_NULL;
         fh->shared_win = MPI_WIN_NULL;
@@ -323,6 +331,8 @@ void io_parked_give(pario_file *fh) {
     } else {
         if (fh->comm != MPI_COMM_NULL)
             io_trace_flush(&fh->trace_pending, fh->comm);
+        io_coll_kept_window_free(fh->kept_idle);
+        fh->kept_idle = NULL;
         kit_free(&fh->comm, &fh->shared_win, &fh->shared_mem, &fh->sync_host, &fh->sync_host_state);
     }
     parked_release(p);
