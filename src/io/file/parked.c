@@ -7,13 +7,19 @@
  * the node layout; a close parks them on the program's communicator (an
  * attribute), and the next open there takes them without an MPI call. Opens
  * and closes on a communicator are collective and synchronizing, so every
- * rank finds the same set parked. Freed when the communicator is freed;
- * forgotten once MPI_Finalize has begun (its windows may be gone by then).
- * The aggregator placement under a cb_config_list is kept here too: it
- * depends only on the ranks' hosts and node layout.
+ * rank finds the same set parked. What waits with the communicator goes
+ * with it: the kept-write window made on it (io/coll/kept.c) and the traces
+ * of closed files to merge on it (io/trace). When the program frees its
+ * communicator the idle kit becomes an orphan, taken by the first open on a
+ * communicator of the same ranks in the same order (one per such group);
+ * the rest is freed then. Orphans and parked kits still held at the start
+ * of MPI_Finalize are freed there; a set deleted after that is forgotten
+ * (its windows may be gone by then). The aggregator placement under a
+ * cb_config_list is kept here too: it depends only on the ranks' hosts and
+ * node layout.
  *
- * The keyval is process-wide, made once on first use, like the kept-write
- * cache's (io/coll/kept.c). */
+ * The keyval and the list of every set are process-wide, made once on
+ * first use. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
