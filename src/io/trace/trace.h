@@ -17,8 +17,9 @@
  * Close makes no call of its own: the closed file's trace waits with the
  * file's private communicator (io_trace_pending), and the ranks' records
  * are merged on the file's rank 0, which appends the file's entry to the
- * run's JSON document (trace_json.c), when that communicator is freed or
- * parked at MPI_Finalize, or when IO_TRACE_PENDING closed files wait. A
+ * run's JSON document (trace_json.c), when pario frees that communicator
+ * (io/file/parked.c: at the latest at MPI_Finalize), or when
+ * IO_TRACE_PENDING closed files wait. A
  * program that ends normally leaves the same document as one that merged
  * at every close; one killed between a close and MPI_Finalize loses the
  * traces still waiting (as a Darshan log is written at MPI_Finalize). */
