@@ -8,7 +8,9 @@ A run passes when it exits 0 and prints no "*FAILED*". The table holds the media
 time over repetitions, the pass count per back end, and the load average the runs saw.
 
 The programs come from tools/hdf5-testpar.sh (built once from Debian's source package
-into a cache), or from --hdf5-testpar DIR.
+into a cache), or from --hdf5-testpar DIR. With --testbed [--nodes K] the runs' directory is
+on the test bed's volume and each node's ranks use their own client mount (HDF5_PARAPREFIX
+names the directory, which every rank sees through its node's mount).
 """
 import fnmatch
 import json
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 
 import pario_env
+import pario_testbed
 
 SUMMARY = ("HDF5's parallel test programs (testphdf5, t_shapesame, t_pread, ...) on pario "
            "and OMPIO: pass/fail and median wall time")
@@ -78,10 +81,14 @@ def link_programs(directory, workdir):
             (workdir / program).symlink_to(directory / program)
 
 
-def run_once(mpi, ranks, backend, program, workdir, timeout):
-    """One run in `workdir`: (seconds, passed, load average before, tail of the output)."""
-    cmd = mpi.launch_prefix(ranks, backend, {"HDF5_PARAPREFIX": str(workdir)}) + [
-        f"./{program}"]
+def run_once(mpi, ranks, backend, program, workdir, timeout, launch=None):
+    """One run in `workdir`: (seconds, passed, load average before, tail of the output).
+    launch: (environment, wrapper) of the test bed, or None."""
+    env, wrapper = launch or ({}, [])
+    prefix = mpi.launch_prefix(ranks, backend, {"HDF5_PARAPREFIX": str(workdir), **env})
+    if wrapper:  # the time is the whole run's: the wrapper must not load the library
+        prefix = pario_testbed.preload_past_wrapper(prefix)
+    cmd = prefix + wrapper + [f"./{program}"]
     load = os.getloadavg()[0]
     start = time.monotonic()
     try:
@@ -98,7 +105,7 @@ def run_once(mpi, ranks, backend, program, workdir, timeout):
     return seconds, passed, load, "" if passed else out[-2000:]
 
 
-def run_repetition(mpi, args, rep, programs, directory, backends, base, doc):
+def run_repetition(mpi, args, rep, programs, directory, backends, base, doc, launch):
     order = backends if rep % 2 else list(reversed(backends))
     for b in order:
         with tempfile.TemporaryDirectory(prefix=f"pario-bench-hdf5-{b}-", dir=base) as d:
@@ -106,7 +113,7 @@ def run_repetition(mpi, args, rep, programs, directory, backends, base, doc):
             link_programs(directory, workdir)
             for program in programs:
                 seconds, passed, load, tail = run_once(mpi, args.ranks, b, program, workdir,
-                                                       args.timeout)
+                                                       args.timeout, launch)
                 entry = doc["runs"].setdefault(program, {}).setdefault(b, [])
                 entry.append({"rep": rep, "seconds": seconds, "passed": passed, "load": load,
                               "output": tail})
@@ -160,14 +167,22 @@ def main(args):
     reps = args.reps or DEFAULT_REPS
     backends = [b for b in args.backends.split(",") if b in BACKENDS and
                 not mpi.backend_problem(b)]
-    base = Path(args.dir) if args.dir else Path(tempfile.gettempdir())
+    launch, state = None, {}
+    if args.testbed:  # every node's ranks on their own client mount of the volume
+        per_node = pario_testbed.ranks_per_node(ranks, args.nodes)
+        testbed = pario_testbed.Testbed(pario_testbed.find_script(build_dir))
+        state, _ = testbed.ensure(args.nodes, args.cache, args.delay_us)
+        launch = ({"PARIO_NODE_SIZE": per_node}, testbed.wrapper(state["mnt"], per_node))
+    base = Path(args.dir) if args.dir else (Path(state["mnt"]) / "bench" if launch
+                                            else Path(tempfile.gettempdir()))
     base.mkdir(parents=True, exist_ok=True)
     doc = {"scenario": "hdf5", "ranks": ranks, "reps": reps, "backends": backends,
            "programs": programs, "testpar": str(directory),
-           "filesystem": str(pario_env.filesystem_of(base)),
+           "filesystem": ("test bed (GlusterFS), " if launch else "") +
+           str(pario_env.filesystem_of(base)),
            "machine": pario_env.machine_info(), "runs": {}, "median": {}}
     for rep in range(1, reps + 1):
-        run_repetition(mpi, args, rep, programs, directory, backends, base, doc)
+        run_repetition(mpi, args, rep, programs, directory, backends, base, doc, launch)
     summarize(doc)
     out = Path(args.json or "pario-bench-hdf5.json")
     out.write_text(json.dumps(doc, indent=1) + "\n")

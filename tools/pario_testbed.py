@@ -87,6 +87,13 @@ class Testbed:
         return self.command("node", "--mnt", mnt, "--ranks-per-node", str(ranks_per_node), "--")
 
 
+def preload_past_wrapper(cmd):
+    """A launch command whose LD_PRELOAD (-x or -genv) reaches only the program behind
+    the wrapper (testbed.sh node sets it from TB_PRELOAD at its last exec)."""
+    return [("TB_PRELOAD=" + a[len("LD_PRELOAD="):]) if a.startswith("LD_PRELOAD=")
+            else "TB_PRELOAD" if a == "LD_PRELOAD" else a for a in cmd]
+
+
 def ranks_per_node(ranks, nodes):
     """Ranks of each node; nodes must divide the ranks evenly."""
     if nodes < 1 or ranks % nodes:
