@@ -119,12 +119,13 @@ static int parked_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)extra;
     io_parked *p = value;
     p->attached = 0;
-    if (p->has_idle && !io_files_finalizing() && !orphan_congruent(p->idle_comm)) {
-        p->orphan = 1; /* keeps the attribute's reference */
-        return MPI_SUCCESS;
-    }
-    if (p->has_idle && !io_files_finalizing())
+    if (p->has_idle && !io_files_finalizing()) {
+        if (!orphan_congruent(p->idle_comm)) {
+            p->orphan = 1; /* keeps the attribute's reference */
+            return MPI_SUCCESS;
+        }
         idle_free(p);
+    }
     p->has_idle = 0;
     parked_release(p);
     return MPI_SUCCESS;
@@ -222,6 +223,14 @@ static void node_layout(pario_file *fh) {
 
 static void kit_take(pario_file *fh, io_parked *from);
 
+/* fh's node layout, kept in p for the next opens on its communicator. */
+static void keep_layout(io_parked *p, const pario_file *fh) {
+    p->has_layout = 1;
+    p->nnodes = fh->nnodes;
+    p->node_rank = fh->node_rank;
+    p->one_host = fh->one_host;
+}
+
 /* Collective: whether every rank has an orphaned kit for comm's ranks (one
  * allreduce, which also marks every rank's set unattached when some rank
  * has none); the orphan into fh when so. */
@@ -235,10 +244,7 @@ static int orphan_adopt(pario_file *fh, MPI_Comm comm, io_parked *p, int *rc, pa
         return 0;
     kit_take(fh, o);
     if (p && p->attached) { /* the layout and placement hold for the same ranks */
-        p->has_layout = 1;
-        p->nnodes = fh->nnodes;
-        p->node_rank = fh->node_rank;
-        p->one_host = fh->one_host;
+        keep_layout(p, fh);
         free(p->place_ranks);
         p->place_ranks = o->place_ranks;
         p->place_n = o->place_n;
@@ -273,12 +279,8 @@ static int kit_make(pario_file *fh, MPI_Comm comm, io_parked *p, int rc, pario_e
     } else {
         node_layout(fh);
     }
-    if (p) {
-        p->has_layout = 1;
-        p->nnodes = fh->nnodes;
-        p->node_rank = fh->node_rank;
-        p->one_host = fh->one_host;
-    }
+    if (p)
+        keep_layout(p, fh);
     return io_shared_create(fh, err);
 }
 
