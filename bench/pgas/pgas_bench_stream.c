@@ -3,12 +3,14 @@
  * its affinity (upc_forall (...; &a[i])), reached by one of four access
  * methods, next to plain C arrays and plain MPI:
  *
- *   ptr      element by element, a[i] as a pointer-to-shared made from the
- *            index, read and written with the unchecked typed accesses
- *            (pario_pgas_load_double / store_double: UPC's x = a[i])
+ *   ptr      element by element, a[i] found from the index (its slot once
+ *            per index for the arrays of one layout), read and written with
+ *            the unchecked typed accesses (UPC's x = a[i])
  *   walk     the same with a pointer-to-shared stepped with p + 1
  *   checked  walk through the checked get/put (every access tests its pointer)
- *   cast     one cast to a local pointer per owned block, then plain C loops
+ *   cast     one cast of each array's local part (pario_pgas_cast_part, UPC's
+ *            cast of &a[MYTHREAD]), then plain C loops; shifted: one cast
+ *            per owned block (the next rank's block is another part)
  *   bulk  memget / memput of each owned block in chunks, computed locally
  *   c     plain C arrays, one process per rank
  *   mpi   each rank its part in an MPI window (MPI_Get for the neighbour)
@@ -176,10 +178,14 @@ typedef struct owned_run {
 } owned_run;
 
 /* ptr: d[i] = combine(u[i'], v[i]), each element found from its index
- * (UPC's a[i]: pario_pgas_elem_loc, then the access). The loop is written
- * once per index kind (kind is a constant where it is called), as a UPC
- * compiler emits the index arithmetic of the array's type; the arrays'
- * descriptors are copied into locals so their fields stay in registers. */
+ * (UPC's a[i]): the slot of i (owner and local index) found once for the
+ * three arrays, which share one layout (checked at set-up: UPC arrays of
+ * one type, for which a compiler finds the thread and offset of i once),
+ * then each array's address and the access; the shifted u's slot on its
+ * own. The loop is written once per index kind (kind is a constant where it
+ * is called), as a UPC compiler emits the index arithmetic of the array's
+ * type; the arrays' descriptors are copied into locals so their fields stay
+ * in registers. */
 ELEMENT_LOOP ptr_loop(bench *bm, const shared_set *s, const int k, const int shifted,
                       const uint32_t kind, owned_run r) {
     const operands o = kernel_ops[k];
@@ -190,20 +196,23 @@ ELEMENT_LOOP ptr_loop(bench *bm, const shared_set *s, const int k, const int shi
     uint64_t i = r.first;
     for (uint64_t j = 0; j < r.count && !bad; j++, i += r.stride) {
         double x = 0, y = 0;
-        pario_pgas_loc lu = pario_pgas_elem_loc_as(&u, shifted_index(s, i, shifted), es, kind);
-        bad = pario_pgas_load_double_loc(bm->ctx, lu, &x);
+        pario_pgas_slot at = pario_pgas_index_slot(&d, i, kind);
+        pario_pgas_slot at_u =
+            shifted ? pario_pgas_index_slot(&u, shifted_index(s, i, shifted), kind) : at;
+        bad = pario_pgas_load_double_loc(bm->ctx, pario_pgas_slot_loc(&u, at_u, es), &x);
         if (reads_v(k))
-            bad |= pario_pgas_load_double_loc(bm->ctx, pario_pgas_elem_loc_as(&v, i, es, kind), &y);
-        bad |= pario_pgas_store_double_loc(bm->ctx, pario_pgas_elem_loc_as(&d, i, es, kind),
-                                           combine(k, x, y));
+            bad |= pario_pgas_load_double_loc(bm->ctx, pario_pgas_slot_loc(&v, at, es), &y);
+        bad |=
+            pario_pgas_store_double_loc(bm->ctx, pario_pgas_slot_loc(&d, at, es), combine(k, x, y));
     }
     return bad;
 }
 
-/* The next owned element: p + 1 inside a block run, one row on at B = 1. */
-static inline __attribute__((always_inline)) pario_pgas_ptr owned_step(pario_pgas_ptr p,
-                                                                       uint64_t stride) {
-    return stride == 1 ? pario_pgas_ptr_inc(p) : pario_pgas_ptr_add(p, (int64_t)stride);
+/* The next owned element: p + 1 inside a block run, one row on at B = 1
+ * (the step worked out once per run, as a compiler does for p += THREADS). */
+static inline __attribute__((always_inline)) pario_pgas_ptr
+owned_step(pario_pgas_ptr p, uint64_t stride, pario_pgas_step st) {
+    return stride == 1 ? pario_pgas_ptr_inc(p) : pario_pgas_ptr_step(p, st);
 }
 
 /* walk: the same with three pointers-to-shared stepped to the next owned
@@ -214,6 +223,7 @@ ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int sh
     pario_pgas_ptr pd = pario_pgas_elem(&s->arr[o.dst], r.first);
     pario_pgas_ptr pu = pario_pgas_elem(&s->arr[o.u], shifted_index(s, r.first, shifted));
     pario_pgas_ptr pv = reads_v(k) ? pario_pgas_elem(&s->arr[o.v], r.first) : pu;
+    const pario_pgas_step st = pario_pgas_step_of(pd, (int64_t)r.stride);
     int bad = 0;
     for (uint64_t j = 0; j < r.count && !bad; j++) {
         double x = 0, y = 0;
@@ -229,10 +239,10 @@ ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int sh
                 bad |= pario_pgas_load_double(bm->ctx, pv, &y);
             bad |= pario_pgas_store_double(bm->ctx, pd, combine(k, x, y));
         }
-        pu = owned_step(pu, r.stride);
+        pu = owned_step(pu, r.stride, st);
         if (reads_v(k))
-            pv = owned_step(pv, r.stride);
-        pd = owned_step(pd, r.stride);
+            pv = owned_step(pv, r.stride, st);
+        pd = owned_step(pd, r.stride, st);
     }
     return bad;
 }
@@ -340,12 +350,34 @@ static int run_bulk(bench *bm, const shared_set *s, int k, int shifted, owned_ru
 typedef int (*run_fn)(bench *, const shared_set *, int, int, owned_run);
 static const run_fn shared_runs[] = {run_ptr, run_walk, run_checked, run_cast, run_bulk};
 
+/* cast without a shift: the three arrays' local parts, which hold the same
+ * indices at the same positions (one layout). */
+static int run_cast_parts(bench *bm, const shared_set *s, int k) {
+    const operands o = kernel_ops[k];
+    void *d = NULL, *u = NULL, *v = NULL;
+    uint64_t nd = 0, nu = 0, nv = 0;
+    int rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.dst], bm->rank, &d, &nd);
+    if (rc == PARIO_OK)
+        rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.u], bm->rank, &u, &nu);
+    if (rc == PARIO_OK && o.v >= 0)
+        rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.v], bm->rank, &v, &nv);
+    else
+        v = u, nv = nu;
+    if (rc != PARIO_OK || nd != nu || nd != nv)
+        return rc != PARIO_OK ? rc : PARIO_ERR_ARG;
+    if (nd)
+        kernel_local(k, d, u, v, nd);
+    return PARIO_OK;
+}
+
 /* One kernel over every owned run of the set; at B = 1 the element-wise
- * methods take the rank's elements as one strided run (cast and bulk keep
- * one run per block). */
+ * methods take the rank's elements as one strided run (bulk keeps one run
+ * per block, cast one run per rank unless shifted). */
 static int kernel_shared(bench *bm, const config *c, int k) {
     run_fn run = shared_runs[c->method];
     const pario_pgas_array *a = &c->set->arr[ARR_A];
+    if (c->method == M_CAST && !c->shifted)
+        return run_cast_parts(bm, c->set, k);
     if (c->set->block == 1 && c->method <= M_CHECKED && !c->shifted) {
         owned_run r = {(uint64_t)bm->rank, pario_pgas_local_count(a, bm->rank),
                        (uint64_t)bm->nranks};
@@ -550,6 +582,13 @@ static int make_shared_set(bench *bm, shared_set *s, uint64_t count, uint64_t bl
             return rc;
         }
     }
+    /* ptr finds each index's slot once for the three arrays */
+    for (int a = 1; a < NARRAYS; a++)
+        if (!pario_pgas_same_layout(&s->arr[0], &s->arr[a])) {
+            if (bm->rank == 0)
+                fprintf(stderr, "pgas_bench_stream: arrays of one set differ in layout\n");
+            return PARIO_ERR_ARG;
+        }
     s->block = s->arr[ARR_A].base.block;
     return PARIO_OK;
 }

@@ -18,7 +18,8 @@
  *                                         pario_pgas_load_at/store_at and
  *                                         _load_double_at, ... (unchecked, inline)
  *   p++                                   pario_pgas_ptr_inc
- *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range
+ *   (T *)p (upc_cast)                     pario_pgas_cast, pario_pgas_cast_range,
+ *                                         pario_pgas_cast_part (a rank's whole part)
  *   upc_memget/memput/memcpy/memset       pario_pgas_memget/memput/memcpy/memset
  *   upc_mem{get,put,cpy,set}_nb, upc_sync, upc_sync_attempt
  *                                         pario_pgas_mem*_nb, pario_pgas_sync, _sync_attempt
@@ -226,9 +227,26 @@ static inline pario_pgas_ptr pario_pgas_resetphase(pario_pgas_ptr p) {
     return p;
 }
 
-/* p + n elements in array order, any n: the general case, with divisions
- * (out of line; pario_pgas_ptr_add calls it for steps that leave the block
- * other than to the next one). */
+/* The fields pointer arithmetic moves: the rest of a pointer (block factor,
+ * element size, ranks) stays as it was. */
+typedef struct pario_pgas_place {
+    uint64_t addr;
+    uint64_t phase;
+    uint32_t rank;
+} pario_pgas_place;
+
+/* Where p + n elements lands, any n: the general case, with divisions (out of
+ * line; pario_pgas_ptr_add calls it for steps that leave the block other than
+ * to the next one). Only the place comes back, so that in a loop of steps the
+ * compiler sees the pointer's layout unchanged and keeps it in registers. */
+pario_pgas_place pario_pgas_ptr_place_any(pario_pgas_ptr p, int64_t n);
+static inline pario_pgas_ptr pario_pgas_ptr_at_place(pario_pgas_ptr p, pario_pgas_place to) {
+    p.addr = to.addr;
+    p.phase = to.phase;
+    p.rank = to.rank;
+    return p;
+}
+/* p + n elements in array order, any n: the general case. */
 pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n);
 
 /* From the last element of a block to the first of the next block in array
@@ -284,7 +302,40 @@ static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(p
         p.addr += p.block * p.elem_size;
         return p;
     }
-    return pario_pgas_ptr_add_any(p, n);
+    return pario_pgas_ptr_at_place(p, pario_pgas_ptr_place_any(p, n));
+}
+
+/* A step of n elements worked out once for pointers of one type (block
+ * factor, element size, ranks), as a compiler strength-reduces p += n with
+ * n constant in a loop: a step of whole rows (n a multiple of B * nranks,
+ * e.g. upc_forall's p += THREADS over a B = 1 array; any n when B = 0)
+ * keeps rank and phase and moves the address by a fixed number of bytes;
+ * any other step is pario_pgas_ptr_add's. */
+typedef struct pario_pgas_step {
+    int64_t n;      /* elements */
+    uint64_t bytes; /* the address's move when rows */
+    uint32_t rows;  /* 1: a step of whole rows */
+    uint32_t reserved;
+} pario_pgas_step;
+
+static inline pario_pgas_step pario_pgas_step_of(pario_pgas_ptr p, int64_t n) {
+    pario_pgas_step st = {n, 0, 0, 0};
+    int64_t row = (int64_t)(p.block * p.nranks);
+    if (p.nranks != 0 && (p.block == 0 || (row > 0 && n % row == 0))) {
+        st.rows = 1; /* n / row rows of B elements each (B = 0: n elements) */
+        st.bytes = (uint64_t)(p.block == 0 ? n : n / row * (int64_t)p.block) * p.elem_size;
+    }
+    return st;
+}
+
+/* p + st.n for a pointer of the type st was worked out for. */
+static inline __attribute__((always_inline)) pario_pgas_ptr
+pario_pgas_ptr_step(pario_pgas_ptr p, pario_pgas_step st) {
+    if (st.rows) {
+        p.addr += st.bytes;
+        return p;
+    }
+    return pario_pgas_ptr_add(p, st.n);
 }
 
 /* p - q in elements, for two pointers into one array (same type). */
@@ -445,50 +496,85 @@ typedef struct pario_pgas_loc {
     uint32_t rank;
 } pario_pgas_loc;
 
-/* Element i of a, for i < count (the caller's promise, unchecked), of
- * es-byte elements (a's element size), computed as index kind kind says
- * (a's index_kind, or PARIO_PGAS_INDEX_ANY). Always inline: with kind and es
- * constants, as in a loop written once per kind, only that kind's
- * arithmetic remains (UPC compilers know the layout from the type):
- *   ONE_RANK  base + i elements
+/* Where element i of a lives, before the element size comes in: the owner's
+ * rank and the element's index in the owner's part of the array, counted
+ * from the owner's first block of a's row 0 (so for a view, whose base sits at
+ * phase p of its rank, the base itself is local index p). It depends only on
+ * a's layout (see pario_pgas_same_layout), so arrays of one layout (UPC
+ * arrays of one type) share it: a loop over a[i], b[i], c[i] finds the slot of
+ * i once, as a compiler finds the thread and offset of i once for arrays of
+ * one type. i < count is the caller's promise (unchecked); computed as index
+ * kind kind says (a's index_kind, or PARIO_PGAS_INDEX_ANY). Always inline:
+ * with kind a constant, as in a loop written once per kind, only that
+ * kind's arithmetic remains (UPC compilers know the layout from the type):
+ *   ONE_RANK  base phase + i
  *   CYCLIC    one multiplication (row = x / nranks), owner x - row * nranks
  *   ONE_ROW   one multiplication (owner = x / B)
- *   POW2      two shifts, a mask and a multiplication by B
+ *   POW2      two shifts, a mask and one more shift
  *   DIV       two multiplications (block and row), no division
  * where x = base.rank * B + base.phase + i (i for an array as allocated);
- * ANY goes the general way (pario_pgas_ptr_add_any from the base). Like
- * elem, it serves a view of the array (its base moved to one of its
- * elements) inside the array it was made from. */
-static inline __attribute__((always_inline)) pario_pgas_loc
-pario_pgas_elem_loc_as(const pario_pgas_array *a, uint64_t i, uint32_t es, uint32_t kind) {
+ * ANY goes the general way (pario_pgas_ptr_place_any from the base). */
+typedef struct pario_pgas_slot {
+    uint64_t local; /* element index in the owner's part (see above) */
+    uint32_t rank;  /* owner */
+} pario_pgas_slot;
+
+static inline __attribute__((always_inline)) pario_pgas_slot
+pario_pgas_index_slot(const pario_pgas_array *a, uint64_t i, uint32_t kind) {
     const pario_pgas_ptr b = a->base;
-    uint64_t from = (uint64_t)b.rank * b.block; /* the base's position in its row, less its phase */
-    uint64_t x = from + b.phase + i, blk, row;
+    uint64_t x = (uint64_t)b.rank * b.block + b.phase + i, blk, row;
     /* tests, not a switch: a jump table costs more than the few compares */
     if (kind == PARIO_PGAS_INDEX_ONE_RANK)
-        return (pario_pgas_loc){b.addr + i * es, b.rank};
+        return (pario_pgas_slot){b.phase + i, b.rank};
     if (kind == PARIO_PGAS_INDEX_CYCLIC) { /* B = 1: block x, phase 0 */
         row = pario_pgas_div_mul(x, a->ranks_mul);
-        return (pario_pgas_loc){b.addr + row * es, (uint32_t)(x - row * b.nranks)};
+        return (pario_pgas_slot){row, (uint32_t)(x - row * b.nranks)};
     }
     if (kind == PARIO_PGAS_INDEX_ONE_ROW) {
         blk = pario_pgas_div_mul(x, a->block_mul);
-        return (pario_pgas_loc){b.addr + (from + i - blk * b.block) * es, (uint32_t)blk};
+        return (pario_pgas_slot){x - blk * b.block, (uint32_t)blk};
     }
     if (kind == PARIO_PGAS_INDEX_POW2) {
         blk = x >> a->block_shift;
         row = blk >> a->ranks_shift;
-        return (pario_pgas_loc){b.addr + (from + i - (blk - row) * b.block) * es,
-                                (uint32_t)(blk & (b.nranks - 1))};
+        return (pario_pgas_slot){x - ((blk - row) << a->block_shift),
+                                 (uint32_t)(blk & (b.nranks - 1))};
     }
     if (kind == PARIO_PGAS_INDEX_DIV) {
         blk = pario_pgas_div_mul(x, a->block_mul);
         row = pario_pgas_div_mul(blk, a->ranks_mul);
-        return (pario_pgas_loc){b.addr + (from + i - (blk - row) * b.block) * es,
-                                (uint32_t)(blk - row * b.nranks)};
+        return (pario_pgas_slot){x - (blk - row) * b.block, (uint32_t)(blk - row * b.nranks)};
     }
-    pario_pgas_ptr p = pario_pgas_ptr_add_any(b, (int64_t)i);
-    return (pario_pgas_loc){p.addr, p.rank};
+    pario_pgas_place to = pario_pgas_ptr_place_any(b, (int64_t)i);
+    /* back from the address to the local index (the base is local index
+     * phase; the element may lie before the base in its owner's part) */
+    int64_t moved = (int64_t)(to.addr - b.addr) / (int64_t)b.elem_size;
+    return (pario_pgas_slot){b.phase + (uint64_t)moved, to.rank};
+}
+
+/* The element of a at slot s, for es-byte elements (a's element size). */
+static inline __attribute__((always_inline)) pario_pgas_loc
+pario_pgas_slot_loc(const pario_pgas_array *a, pario_pgas_slot s, uint32_t es) {
+    return (pario_pgas_loc){a->base.addr + (s.local - a->base.phase) * es, s.rank};
+}
+
+/* 1 when every index has the same slot in a and b (same count, block factor,
+ * ranks, base position and index arithmetic; element sizes may differ), so
+ * one pario_pgas_index_slot serves both: arrays made by the same allocation
+ * call with the same count and block factor are. */
+int pario_pgas_same_layout(const pario_pgas_array *a, const pario_pgas_array *b);
+
+/* Element i of a, for i < count (the caller's promise, unchecked), of
+ * es-byte elements, computed as index kind kind says: the slot of i, then
+ * its address. Like elem, it serves a view of the array (its base moved to
+ * one of its elements) inside the array it was made from. */
+static inline __attribute__((always_inline)) pario_pgas_loc
+pario_pgas_elem_loc_as(const pario_pgas_array *a, uint64_t i, uint32_t es, uint32_t kind) {
+    if (kind == PARIO_PGAS_INDEX_ANY) { /* straight to the address */
+        pario_pgas_place to = pario_pgas_ptr_place_any(a->base, (int64_t)i);
+        return (pario_pgas_loc){to.addr, to.rank};
+    }
+    return pario_pgas_slot_loc(a, pario_pgas_index_slot(a, i, kind), es);
 }
 /* The same for a's own layout, when the kind is not a constant: one-rank
  * layouts by their shortcut, every other with divisors by DIV's two
@@ -534,6 +620,17 @@ static inline __attribute__((always_inline)) void *pario_pgas_cast(const pario_p
  * outside the array, on a rank of another node, or past the local block. */
 int pario_pgas_cast_range(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
                           uint64_t count, void **local);
+/* Checked: rank's whole part of a as one plain C array (UPC's idiom of
+ * casting &a[MYTHREAD] and indexing the thread's elements locally): a
+ * rank's elements lie one after another in its memory in index order, so
+ * *local points at its first and *count (its local_count) follow. Local
+ * element j of an array as allocated (base at rank 0, phase 0) is index
+ * ((j / B) * nranks + rank) * B + j % B; arrays of one layout
+ * (pario_pgas_same_layout) have the same index at the same j. A rank with no
+ * elements gets NULL and 0. PARIO_ERR_ARG naming the rank when it is outside
+ * the team or on another node, or for an array that is not one. */
+int pario_pgas_cast_part(pario_pgas *ctx, const pario_pgas_array *a, int rank, void **local,
+                         uint64_t *count);
 /* The inverse (Berkeley UPC's bupc_inverse_cast): the pointer-to-shared of a
  * local address inside a mapped heap, typed as elem_size with an indefinite
  * block. PARIO_ERR_ARG for an address that is not in shared memory. */

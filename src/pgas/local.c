@@ -1,4 +1,5 @@
-/* Cast to local: the checked form over a range, and the inverse cast. */
+/* Cast to local: the checked forms over a range and over a rank's part, and
+ * the inverse cast. */
 #include "pgas/pgas_internal.h"
 
 int pario_pgas_cast_range(pario_pgas *ctx, const pario_pgas_array *a, uint64_t first,
@@ -24,6 +25,29 @@ int pario_pgas_cast_range(pario_pgas *ctx, const pario_pgas_array *a, uint64_t f
                          what, (unsigned long long)(first + r.count), r.rank,
                          (unsigned long long)first, (unsigned long long)(first + r.count - 1));
     *local = ctx->base[r.rank] + r.addr;
+    return PARIO_OK;
+}
+
+int pario_pgas_cast_part(pario_pgas *ctx, const pario_pgas_array *a, int rank, void **local,
+                         uint64_t *count) {
+    const char *what = "pario_pgas_cast_part";
+    *local = NULL;
+    *count = 0;
+    int rc = pgas_check_array(ctx, a, what);
+    if (rc != PARIO_OK)
+        return rc;
+    if (rank < 0 || rank >= ctx->nranks)
+        return pgas_fail(ctx, PARIO_ERR_ARG, "pgas: %s: rank %d outside the team of %d", what, rank,
+                         ctx->nranks);
+    if (!ctx->base[rank])
+        return pgas_fail(ctx, PARIO_ERR_ARG, "pgas: %s: rank %d is on another node than rank %d",
+                         what, rank, ctx->rank);
+    uint64_t cursor = 0;
+    pario_pgas_range first;
+    if (!pario_pgas_owned_next(a, rank, &cursor, &first))
+        return PARIO_OK; /* no elements on rank */
+    *local = ctx->base[rank] + pario_pgas_elem(a, first.first).addr;
+    *count = pario_pgas_local_count(a, rank);
     return PARIO_OK;
 }
 

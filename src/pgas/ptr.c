@@ -9,21 +9,22 @@ static int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n) {
+pario_pgas_place pario_pgas_ptr_place_any(pario_pgas_ptr p, int64_t n) {
     int64_t es = (int64_t)p.elem_size;
-    if (p.block == 0 || p.nranks == 0) {
-        p.addr = (uint64_t)((int64_t)p.addr + n * es);
-        return p;
-    }
+    if (p.block == 0 || p.nranks == 0)
+        return (pario_pgas_place){(uint64_t)((int64_t)p.addr + n * es), p.phase, p.rank};
     int64_t b = (int64_t)p.block, row = b * (int64_t)p.nranks;
     int64_t pos = (int64_t)p.rank * b + (int64_t)p.phase + n; /* in the current row */
     int64_t rows = floor_div(pos, row);
     int64_t in_row = pos - rows * row;
     int64_t phase = in_row % b;
-    p.addr = (uint64_t)((int64_t)p.addr + (phase - (int64_t)p.phase) * es + rows * b * es);
-    p.rank = (uint32_t)(in_row / b);
-    p.phase = (uint64_t)phase;
-    return p;
+    return (pario_pgas_place){
+        (uint64_t)((int64_t)p.addr + (phase - (int64_t)p.phase) * es + rows * b * es),
+        (uint64_t)phase, (uint32_t)(in_row / b)};
+}
+
+pario_pgas_ptr pario_pgas_ptr_add_any(pario_pgas_ptr p, int64_t n) {
+    return pario_pgas_ptr_at_place(p, pario_pgas_ptr_place_any(p, n));
 }
 
 pario_pgas_ptr pario_pgas_elem_any(const pario_pgas_array *a, uint64_t i) {
@@ -123,4 +124,12 @@ int pgas_divisors_valid(const pario_pgas_array *a) {
     choose_index_kind(a, &want);
     return a->index_kind == want.index_kind && a->block_shift == want.block_shift &&
            a->ranks_shift == want.ranks_shift && a->reserved == 0;
+}
+
+int pario_pgas_same_layout(const pario_pgas_array *a, const pario_pgas_array *b) {
+    const pario_pgas_ptr p = a->base, q = b->base;
+    return a->count == b->count && p.block == q.block && p.nranks == q.nranks && p.rank == q.rank &&
+           p.phase == q.phase && a->index_kind == b->index_kind && a->index_mul == b->index_mul &&
+           a->block_mul == b->block_mul && a->ranks_mul == b->ranks_mul &&
+           a->block_shift == b->block_shift && a->ranks_shift == b->ranks_shift;
 }

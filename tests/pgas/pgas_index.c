@@ -1,7 +1,8 @@
-/* pgas: the index path (pario_pgas_elem_loc, load_at / store_at; the typed
- * _at forms are in pgas_access), UPC's a[i], against the checked path: every block factor
- * (0, 1, 3, 128, [*], a power of two), element sizes 1 to 16, every index
- * kind, views, one-row steps of pointers, and (debug checks on here) the
+/* pgas: the index path (pario_pgas_elem_loc, index_slot / slot_loc,
+ * load_at / store_at; the typed _at forms are in pgas_access), UPC's a[i],
+ * against the checked path: every block factor (0, 1, 3, 128, [*], a power
+ * of two), element sizes 1 to 16, every index kind, views, one slot for
+ * arrays of one layout, steps of whole rows (ptr_step), and (debug checks on here) the
  * last index and the one past it. Run node-local, with PARIO_NODE_SIZE=1
  * (other ranks' elements through gas) and mixed. */
 #define PARIO_PGAS_DEBUG_CHECKS 1
@@ -35,22 +36,69 @@ static uint64_t loc_mismatches(const pario_pgas_array *a) {
     for (uint64_t j = 1; j < a->count; j += 97) {
         pario_pgas_array view = *a;
         view.base = pario_pgas_elem(a, j);
-        for (uint64_t i = 0; i + j < a->count; i++)
+        for (uint64_t i = 0; i + j < a->count; i++) {
+            pario_pgas_slot s = pario_pgas_index_slot(&view, i, view.index_kind);
+            pario_pgas_slot any = pario_pgas_index_slot(&view, i, PARIO_PGAS_INDEX_ANY);
             bad += !same_loc(pario_pgas_elem_loc_as(&view, i, (uint32_t)es, view.index_kind),
-                             pario_pgas_elem(a, i + j));
+                             pario_pgas_elem(a, i + j)) ||
+                   s.rank != any.rank || s.local != any.local;
+        }
     }
     return bad;
 }
 
-/* p + one row (B * nranks elements) is the element one row on. */
+/* One slot serves every array of the layout: b (same count and block
+ * factor, 8-byte elements) at a's slot of i is b's element i; an array of
+ * another count is not the same layout, nor is a view whose base moved to
+ * another rank or phase. */
+static uint64_t shared_slot_mismatches(pario_pgas *ctx, const pario_pgas_array *a) {
+    pario_pgas_array b, other;
+    uint64_t bad = 0;
+    PT_EQ(pario_pgas_all_alloc(ctx, a->count, 8, a->base.block, &b), PARIO_OK);
+    PT_EQ(pario_pgas_all_alloc(ctx, a->count + 1, 8, a->base.block, &other), PARIO_OK);
+    bad += pario_pgas_same_layout(a, &b) != 1 || pario_pgas_same_layout(&b, a) != 1;
+    bad += pario_pgas_same_layout(a, &other) != 0;
+    for (uint64_t i = 0; i < a->count; i++) {
+        pario_pgas_slot s = pario_pgas_index_slot(a, i, a->index_kind);
+        bad += !same_loc(pario_pgas_slot_loc(&b, s, 8), pario_pgas_elem(&b, i));
+    }
+    /* a view whose base moved to element 1 keeps the layout only where that
+     * element has the base's rank and phase (B = 0, or B = 1 on one rank) */
+    pario_pgas_array view = *a;
+    view.base = pario_pgas_elem(a, a->count > 1);
+    int kept = view.base.rank == a->base.rank && view.base.phase == a->base.phase;
+    bad += pario_pgas_same_layout(a, &view) != kept;
+    PT_EQ(pario_pgas_all_free(ctx, &other), PARIO_OK);
+    PT_EQ(pario_pgas_all_free(ctx, &b), PARIO_OK);
+    return bad;
+}
+
+/* p + one row (B * nranks elements) is the element one row on, by ptr_add
+ * and by a step worked out once (ptr_step); so are steps of two rows, back
+ * one row, and steps that are not whole rows (1, 3, row + 1). */
 static uint64_t row_step_mismatches(const pario_pgas_array *a) {
-    uint64_t row = a->base.block * a->base.nranks, bad = 0;
-    if (row == 0)
+    int64_t row = (int64_t)(a->base.block * a->base.nranks);
+    uint64_t bad = 0;
+    if (a->count == 0)
         return 0;
-    for (uint64_t i = 0; i + row < a->count; i++) {
-        pario_pgas_ptr q = pario_pgas_ptr_add(pario_pgas_elem(a, i), (int64_t)row);
-        pario_pgas_ptr want = pario_pgas_elem(a, i + row);
-        bad += !pario_pgas_ptr_eq(q, want) || q.phase != want.phase;
+    pario_pgas_ptr first = pario_pgas_elem(a, 0);
+    const int64_t steps[] = {row, 2 * row, -row, 1, 3, row + 1};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+        int64_t n = steps[k];
+        pario_pgas_step st = pario_pgas_step_of(first, n);
+        bad += st.rows != (a->base.block == 0 || (row != 0 && n % row == 0));
+        for (uint64_t i = 0; i < a->count; i++) {
+            int64_t to = (int64_t)i + n;
+            if (n == 0 || to < 0 || to >= (int64_t)a->count)
+                continue;
+            pario_pgas_ptr p = pario_pgas_elem(a, i), want = pario_pgas_elem(a, (uint64_t)to);
+            pario_pgas_ptr q = pario_pgas_ptr_step(p, st);
+            bad += !pario_pgas_ptr_eq(q, want) || q.phase != want.phase;
+            if (n == row) {
+                q = pario_pgas_ptr_add(p, n);
+                bad += !pario_pgas_ptr_eq(q, want) || q.phase != want.phase;
+            }
+        }
     }
     return bad;
 }
@@ -111,6 +159,7 @@ static void check_layout(pario_pgas *ctx, uint64_t block, uint32_t es, int salt)
     PT_EQ(a.index_kind, expected_kind(&a));
     PT_EQ(loc_mismatches(&a), 0);
     PT_EQ(row_step_mismatches(&a), 0);
+    PT_EQ(shared_slot_mismatches(ctx, &a), 0);
     check_data(ctx, &a, salt);
     PT_EQ(pario_pgas_all_free(ctx, &a), PARIO_OK);
 }

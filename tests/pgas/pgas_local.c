@@ -1,5 +1,5 @@
 /* pgas: cast to local (plain pointers for own and same-node ranks, NULL
- * elsewhere), its checked range form and its errors, the inverse cast, and
+ * elsewhere), its checked range and part forms and their errors, the inverse cast, and
  * affinity iteration writing through cast pointers. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +81,51 @@ static void check_cast_range_errors(pario_pgas *ctx, const pario_pgas_array *a) 
     }
 }
 
+/* Every rank's part through cast_part: on this node its elements in index
+ * order at local positions j (index ((j / B) * nranks + r) * B + j % B), as
+ * many as local_count; another node's rank and a rank outside the team are
+ * errors naming the rank; a rank without elements gets NULL and 0. */
+static void check_cast_part(pario_pgas *ctx, const pario_pgas_array *a) {
+    int n = pario_pgas_threads(ctx);
+    pario_gas_team *team = pario_pgas_team(ctx);
+    for (int r = 0; r < n; r++) {
+        int64_t *part = (int64_t *)1;
+        uint64_t count = 99;
+        int rc = pario_pgas_cast_part(ctx, a, r, (void **)&part, &count);
+        if (!pario_gas_is_local(team, r)) {
+            char want[64];
+            snprintf(want, sizeof want, "rank %d is on another node", r);
+            PT_EQ(rc, PARIO_ERR_ARG);
+            PT_CHECK(part == NULL && count == 0 && test_msg_has(ctx, want));
+            continue;
+        }
+        PT_EQ(rc, PARIO_OK);
+        PT_EQ(count, pario_pgas_local_count(a, r));
+        int bad = 0;
+        for (uint64_t j = 0; j < count; j++) {
+            uint64_t i = ((j / BLOCK) * (uint64_t)n + (uint64_t)r) * BLOCK + j % BLOCK;
+            bad += i >= COUNT || part[j] != (int64_t)i * 3;
+        }
+        PT_EQ(bad, 0);
+    }
+    void *part = NULL;
+    uint64_t count = 0;
+    PT_EQ(pario_pgas_cast_part(ctx, a, n, &part, &count), PARIO_ERR_ARG);
+    PT_CHECK(test_msg_has(ctx, "outside the team"));
+    /* 3 elements in blocks of 4: only rank 0 has any */
+    pario_pgas_array small;
+    PT_EQ(pario_pgas_all_alloc(ctx, 3, sizeof(int64_t), BLOCK, &small), PARIO_OK);
+    int last = n - 1;
+    PT_EQ(pario_pgas_cast_part(ctx, &small, pario_pgas_mythread(ctx), &part, &count), PARIO_OK);
+    PT_EQ(count, pario_pgas_mythread(ctx) == 0 ? 3 : 0);
+    PT_CHECK((part != NULL) == (count != 0));
+    if (last > 0 && pario_gas_is_local(team, last)) {
+        PT_EQ(pario_pgas_cast_part(ctx, &small, last, &part, &count), PARIO_OK);
+        PT_CHECK(part == NULL && count == 0);
+    }
+    PT_EQ(pario_pgas_all_free(ctx, &small), PARIO_OK);
+}
+
 static void check_inverse(pario_pgas *ctx, const pario_pgas_array *a) {
     int rank = pario_pgas_mythread(ctx);
     pario_pgas_ptr p = pario_pgas_elem(a, (uint64_t)rank * BLOCK + 1), q;
@@ -125,6 +170,7 @@ int main(int argc, char **argv) {
     fill_owned(ctx, &a);
     check_cast(ctx, &a);
     check_cast_range_errors(ctx, &a);
+    check_cast_part(ctx, &a);
     check_inverse(ctx, &a);
     check_int_affinity(ctx);
     PT_EQ(pario_pgas_barrier(ctx, PARIO_PGAS_ANY), PARIO_OK);
