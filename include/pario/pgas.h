@@ -310,7 +310,7 @@ static inline __attribute__((always_inline)) pario_pgas_ptr pario_pgas_ptr_add(p
  * n constant in a loop: a step of whole rows (n a multiple of B * nranks,
  * e.g. upc_forall's p += THREADS over a B = 1 array; any n when B = 0)
  * keeps rank and phase and moves the address by a fixed number of bytes;
- * any other step is pario_pgas_ptr_add's. */
+ * a step of one is pario_pgas_ptr_inc's and any other pario_pgas_ptr_add's. */
 typedef struct pario_pgas_step {
     int64_t n;      /* elements */
     uint64_t bytes; /* the address's move when rows */
@@ -328,14 +328,15 @@ static inline pario_pgas_step pario_pgas_step_of(pario_pgas_ptr p, int64_t n) {
     return st;
 }
 
-/* p + st.n for a pointer of the type st was worked out for. */
+/* p + st.n for a pointer of the type st was worked out for (a step of one
+ * is pario_pgas_ptr_inc's). */
 static inline __attribute__((always_inline)) pario_pgas_ptr
 pario_pgas_ptr_step(pario_pgas_ptr p, pario_pgas_step st) {
     if (st.rows) {
         p.addr += st.bytes;
         return p;
     }
-    return pario_pgas_ptr_add(p, st.n);
+    return st.n == 1 ? pario_pgas_ptr_inc(p) : pario_pgas_ptr_add(p, st.n);
 }
 
 /* p - q in elements, for two pointers into one array (same type). */
