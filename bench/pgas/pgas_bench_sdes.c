@@ -7,8 +7,9 @@
  *    (DDT) of S0, S1 and of both side by side (the round function's S-box
  *    layer) built in parallel in shared arrays of 8-byte unsigned integers:
  *    every rank computes the entries with its affinity and stores them
- *      ptr   through a pointer-to-shared made from the index (a[i] = v)
- *      walk  through a pointer-to-shared stepped along the block (*p++ = v)
+ *      ptr   by index with the unchecked typed store (a[i] = v)
+ *      walk  through a pointer-to-shared stepped along the block, the
+ *            unchecked typed store (*p++ = v)
  *      cast  through one cast to a local pointer per owned block
  *    for block sizes 1, 8 and 128, next to sequential C (rank 0 alone, plain
  *    arrays). Every build is checked entry by entry against the sequential
@@ -92,20 +93,23 @@ static int round_trips(bench *bm) {
 
 /* ---- 2. tables ---- */
 
+/* table[i] = entry: the unchecked typed store by index (UPC's a[i] = v) */
 static void build_ptr(bench *bm, const pario_pgas_array *a, int t, pario_pgas_range r, int *bad) {
-    for (uint64_t i = r.first; i < r.first + r.count; i++) {
-        uint64_t v = sdes_table_entry(t, i);
-        *bad |= pario_pgas_put(bm->ctx, pario_pgas_elem(a, i), &v);
-    }
+    int rc = PARIO_OK;
+    for (uint64_t i = r.first; i < r.first + r.count; i++)
+        rc |= pario_pgas_store_u64_at(bm->ctx, a, i, sdes_table_entry(t, i));
+    *bad |= rc;
 }
 
+/* *p = entry; p++ */
 static void build_walk(bench *bm, const pario_pgas_array *a, int t, pario_pgas_range r, int *bad) {
     pario_pgas_ptr p = pario_pgas_elem(a, r.first);
+    int rc = PARIO_OK;
     for (uint64_t i = r.first; i < r.first + r.count; i++) {
-        uint64_t v = sdes_table_entry(t, i);
-        *bad |= pario_pgas_put(bm->ctx, p, &v);
-        p = pario_pgas_ptr_add(p, 1);
+        rc |= pario_pgas_store_u64(bm->ctx, p, sdes_table_entry(t, i));
+        p = pario_pgas_ptr_inc(p);
     }
+    *bad |= rc;
 }
 
 static void build_cast(bench *bm, const pario_pgas_array *a, int t, pario_pgas_range r, int *bad) {
