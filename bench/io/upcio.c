@@ -13,7 +13,7 @@
  *   upciocomp  upcio, then a computation as long as the access took (the slowest
  *            rank's; each rank spins on the clock, making no MPI call)
  *   asynccomp  the _async call started, a computation as long as the last
- *            upciocomp's access of the same direction and block factor in this
+ *            upciocomp's access of the same mode, direction and block factor in this
  *            process (the same repetition; UPCIO_COMPUTE_MIB_S over the array's
  *            bytes when there was none), fwait_async: the time of upciocomp when
  *            nothing overlaps, down to half of it when the access runs entirely
@@ -188,9 +188,10 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Seconds of the last upciocomp access, per direction (0 read, 1 write) and
- * block factor: the computation asynccomp overlaps with its access. */
-static double last_io_s[2][NBLOCKS];
+/* Seconds of the last upciocomp access, per mode, direction (0 read, 1
+ * write) and block factor: the computation asynccomp overlaps with its
+ * access (a durable access's time is not a cached one's). */
+static double last_io_s[IB_NMODES][2][NBLOCKS];
 
 /* The program's own work: spins for `seconds`, making no MPI call. */
 static void compute(double seconds) {
@@ -199,8 +200,8 @@ static void compute(double seconds) {
     }
 }
 
-static double compute_seconds(const pario_pgas_array *a, int write, int block) {
-    double s = last_io_s[write][block];
+static double compute_seconds(const ib_ctx *c, const pario_pgas_array *a, int write, int block) {
+    double s = last_io_s[c->mode][write][block];
     return s > 0 ? s : (double)(a->count * 8) / (UPCIO_COMPUTE_MIB_S * 1048576.0);
 }
 
@@ -226,8 +227,8 @@ static void access_and_compute(const ib_ctx *c, pario_pgas_file *fd, const pario
                           : pario_pgas_fread_shared(fd, b, b.block, 8, a->count, 0, NULL),
                     "pario_pgas_f{write,read}_shared");
     if (!async)
-        last_io_s[write][block] = slowest_since(c, t0);
-    compute(compute_seconds(a, write, block));
+        last_io_s[c->mode][write][block] = slowest_since(c, t0);
+    compute(compute_seconds(c, a, write, block));
     if (async)
         upcio_check(fd, pario_pgas_fwait_async(fd, NULL), "pario_pgas_fwait_async");
 }
