@@ -5,6 +5,9 @@
  *                                    turn (a vector file view), each rank
  *                                    writes its blocks with one
  *                                    MPI_File_write_all
+ *   tb_roundtrip indep PATH BYTES    the same blocks, each rank with one
+ *                                    independent MPI_File_write (sieved:
+ *                                    read-modify-write under byte-range locks)
  *   tb_roundtrip check PATH BYTES    every rank reads the whole file with
  *                                    MPI_File_read_at and compares it with the
  *                                    pattern; prints the device of PATH's
@@ -66,8 +69,9 @@ static int expect(const char *path, long long bytes) {
     return ok ? 0 : 2;
 }
 
-/* Rank r's blocks: r, r + n, r + 2n, ... of the file; the last may be short. */
-static int write_file(const char *path, long long bytes, int rank, int nranks) {
+/* Rank r's blocks: r, r + n, r + 2n, ... of the file; the last may be short.
+ * Collective (write_all) or independent (write). */
+static int write_file(const char *path, long long bytes, int rank, int nranks, int collective) {
     long long nblocks = (bytes + BLOCK - 1) / BLOCK, mine = 0;
     for (long long b = rank; b < nblocks; b += nranks)
         mine += b == nblocks - 1 ? bytes - b * BLOCK : BLOCK;
@@ -86,15 +90,18 @@ static int write_file(const char *path, long long bytes, int rank, int nranks) {
            "MPI_Type_create_resized");
     mpi_ok(MPI_Type_commit(&tiled), "MPI_Type_commit");
     MPI_File fh;
-    mpi_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                         &fh),
-           "MPI_File_open");
+    mpi_ok(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
+        "MPI_File_open");
     mpi_ok(MPI_File_set_size(fh, 0), "MPI_File_set_size");
-    mpi_ok(MPI_File_set_view(fh, (MPI_Offset)rank * BLOCK, MPI_BYTE, tiled, "native",
-                             MPI_INFO_NULL),
-           "MPI_File_set_view");
-    mpi_ok(MPI_File_write_all(fh, buf, (int)mine, MPI_BYTE, MPI_STATUS_IGNORE),
-           "MPI_File_write_all");
+    mpi_ok(
+        MPI_File_set_view(fh, (MPI_Offset)rank * BLOCK, MPI_BYTE, tiled, "native", MPI_INFO_NULL),
+        "MPI_File_set_view");
+    if (collective)
+        mpi_ok(MPI_File_write_all(fh, buf, (int)mine, MPI_BYTE, MPI_STATUS_IGNORE),
+               "MPI_File_write_all");
+    else
+        mpi_ok(MPI_File_write(fh, buf, (int)mine, MPI_BYTE, MPI_STATUS_IGNORE), "MPI_File_write");
     mpi_ok(MPI_File_close(&fh), "MPI_File_close");
     MPI_Type_free(&tiled);
     MPI_Type_free(&block);
@@ -145,7 +152,7 @@ static int check_file(const char *path, long long bytes, int rank) {
 
 int main(int argc, char **argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s write|check|expect PATH BYTES\n", argv[0]);
+        fprintf(stderr, "usage: %s write|indep|check|expect PATH BYTES\n", argv[0]);
         return 2;
     }
     const char *verb = argv[1], *path = argv[2];
@@ -156,7 +163,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(verb, "expect"))
         return expect(path, bytes);
-    if (strcmp(verb, "write") && strcmp(verb, "check")) {
+    if (strcmp(verb, "write") && strcmp(verb, "indep") && strcmp(verb, "check")) {
         fprintf(stderr, "tb_roundtrip: unknown verb %s\n", verb);
         return 2;
     }
@@ -171,8 +178,8 @@ int main(int argc, char **argv) {
                                      : "unknown");
         fflush(stdout);
     }
-    int rc = !strcmp(verb, "write") ? write_file(path, bytes, rank, nranks)
-                                    : check_file(path, bytes, rank);
+    int rc = !strcmp(verb, "check") ? check_file(path, bytes, rank)
+                                    : write_file(path, bytes, rank, nranks, !strcmp(verb, "write"));
     int worst = 0;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -24,6 +24,12 @@
 /* Creation mode for new files, subject to the umask. */
 #define POSIX_CREATE_MODE 0666
 
+/* Local disk file systems (statfs f_type): ext2/3/4, XFS, Btrfs, tmpfs. */
+static int local_disk_fs(unsigned long type) {
+    return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC ||
+           type == TMPFS_MAGIC;
+}
+
 static int posix_open(io_handle *h, const char *path, int flags, pario_error *err) {
     io_sys_setup(); /* fault injection and counting, when the environment asks */
     int oflags = 0;
@@ -56,7 +62,9 @@ static int posix_open(io_handle *h, const char *path, int flags, pario_error *er
     h->ino = known ? (uint64_t)st.st_ino : 0;
     h->blksize = known && st.st_blksize > 0 ? (int64_t)st.st_blksize : 0;
     struct statfs fs;
-    h->reserve_measured = fstatfs(fd, &fs) == 0 && fs.f_type == EXT4_SUPER_MAGIC;
+    int fs_known = fstatfs(fd, &fs) == 0;
+    h->reserve_measured = fs_known && fs.f_type == EXT4_SUPER_MAGIC;
+    h->local_disk = fs_known && local_disk_fs((unsigned long)fs.f_type);
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed); /* until hints say */
     atomic_store(&h->unsynced, (flags & IO_OPEN_CREATE) != 0);         /* a new file's inode */
     return PARIO_OK;

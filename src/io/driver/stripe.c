@@ -124,6 +124,9 @@ static int stripe_open(io_handle *h, const char *path, int flags, pario_error *e
     for (int i = 0; i < h->stripe->layout.factor; i++)
         h->regular &= h->stripe->objects[i].regular;
     h->reserve_measured = h->stripe->objects[0].reserve_measured;
+    h->local_disk = 1;
+    for (int i = 0; i < h->stripe->layout.factor; i++)
+        h->local_disk &= h->stripe->objects[i].local_disk;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
     return PARIO_OK;
 }
