@@ -441,13 +441,13 @@ static int write_may_lock(const pario_file *fh, const xfer *x) {
  * atomic mode (the call is one indivisible access), and for a write that
  * may lock on a file system other than a local disk. There, locking window
  * by window lost bytes: on the GlusterFS test bed (2 clients, 4 ranks,
- * 512-byte blocks interleaved, independent sieved writes) 12 of 210 runs
+ * 512-byte blocks interleaved, independent sieved writes) 10 of 200 runs
  * ended with a 32 KiB run of zeros where every rank had written, always at
  * the start of a window another client had just extended the file with;
- * with the span locked once, as ROMIO does, 0 of 120 (ROMIO 0 of 40, OMPIO 0
+ * with the span locked once, as ROMIO does, 0 of 180 (ROMIO 0 of 60, OMPIO 0
  * of 30; on ext4 window locks 0 of 60). Which step of the network file
  * system loses the bytes is not known; the span lock is the safe choice
- * where it is not known that windows are safe. */
+ * where it is not known that windows are safe (docs/architecture.md). */
 static int lock_span(const pario_file *fh, const xfer *x) {
     return fh->atomic || (x->write && !fh->io.local_disk && write_may_lock(fh, x));
 }
