@@ -25,8 +25,8 @@ typedef struct io_handle {
     int deferred;                 /* IO_OPEN_* flags of a deferred open (io_posix_defer), else 0 */
     int reserve_measured;         /* on a file system where reserving blocks before a large
                                      write was measured to pay (ext4) */
-    int local_disk;               /* on a local disk file system (ext2/3/4, XFS, Btrfs, tmpfs),
-                                     where byte-range locks and the bytes under them are
+    int local_disk;               /* on a local disk file system (ext2/3/4, XFS, Btrfs, tmpfs,
+                                     overlayfs), where byte-range locks and the bytes under them are
                                      coherent between processes; 0: a network one, or unknown */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
                                      blocks first (the file's size kept); < 0: never.

@@ -24,10 +24,11 @@
 /* Creation mode for new files, subject to the umask. */
 #define POSIX_CREATE_MODE 0666
 
-/* Local disk file systems (statfs f_type): ext2/3/4, XFS, Btrfs, tmpfs. */
+/* Local disk file systems (statfs f_type): ext2/3/4, XFS, Btrfs, tmpfs, and
+ * overlayfs (a container's root, over one of those). */
 static int local_disk_fs(unsigned long type) {
     return type == EXT4_SUPER_MAGIC || type == XFS_SUPER_MAGIC || type == BTRFS_SUPER_MAGIC ||
-           type == TMPFS_MAGIC;
+           type == TMPFS_MAGIC || type == OVERLAYFS_SUPER_MAGIC;
 }
 
 static int posix_open(io_handle *h, const char *path, int flags, pario_error *err) {
