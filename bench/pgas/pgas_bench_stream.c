@@ -208,16 +208,10 @@ ELEMENT_LOOP ptr_loop(bench *bm, const shared_set *s, const int k, const int shi
     return bad;
 }
 
-/* The next owned element: p + 1 inside a block run, one row on at B = 1
- * (p += THREADS), by a step worked out once per run as a compiler does for
- * a constant step (a whole row is an address move; p + 1 is ptr_add's). */
-static inline __attribute__((always_inline)) pario_pgas_ptr owned_step(pario_pgas_ptr p,
-                                                                       pario_pgas_step st) {
-    return pario_pgas_ptr_step(p, st);
-}
-
 /* walk: the same with three pointers-to-shared stepped to the next owned
- * element (checked: the accesses are the checked get/put). */
+ * element, p + 1 inside a block run and p += THREADS at B = 1, by a step
+ * worked out once per run as a compiler does for a constant step (checked:
+ * the accesses are the checked get/put). */
 ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int shifted,
                        const int checked, owned_run r) {
     const operands o = kernel_ops[k];
@@ -240,10 +234,10 @@ ELEMENT_LOOP walk_loop(bench *bm, const shared_set *s, const int k, const int sh
                 bad |= pario_pgas_load_double(bm->ctx, pv, &y);
             bad |= pario_pgas_store_double(bm->ctx, pd, combine(k, x, y));
         }
-        pu = owned_step(pu, st);
+        pu = pario_pgas_ptr_step(pu, st);
         if (reads_v(k))
-            pv = owned_step(pv, st);
-        pd = owned_step(pd, st);
+            pv = pario_pgas_ptr_step(pv, st);
+        pd = pario_pgas_ptr_step(pd, st);
     }
     return bad;
 }
