@@ -354,10 +354,12 @@ static int run_cast_parts(bench *bm, const shared_set *s, int k) {
     int rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.dst], bm->rank, &d, &nd);
     if (rc == PARIO_OK)
         rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.u], bm->rank, &u, &nu);
-    if (rc == PARIO_OK && o.v >= 0)
+    if (o.v < 0) { /* copy and scale read u alone */
+        v = u;
+        nv = nu;
+    } else if (rc == PARIO_OK) {
         rc = pario_pgas_cast_part(bm->ctx, &s->arr[o.v], bm->rank, &v, &nv);
-    else
-        v = u, nv = nu;
+    }
     if (rc != PARIO_OK || nd != nu || nd != nv)
         return rc != PARIO_OK ? rc : PARIO_ERR_ARG;
     if (nd)
