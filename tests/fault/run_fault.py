@@ -56,6 +56,7 @@ SCENARIOS = {
     "sieved": (4, {}, 2),
     "indep": (3, {}, 1),
     "indepsieve": (3, {}, 2),
+    "indepspan": (3, {}, 1),
 }
 ERROR_CLASS = {"ENOSPC": "NO_SPACE", "EIO": "IO"}
 RANK_NOTE = re.compile(r" \(on rank \d+\)")
@@ -493,7 +494,8 @@ def fault_cases(scenario, counts, args):
     """The faults to run unless args.full: ENOSPC (op=any) at every n of each
     chosen rank while that fits args.budget (else every k-th), then a third
     of the budget more, spread evenly over EIO (any), short transfers (write
-    and read) and a disk that stays full (ENOSPC sticky, write) of each rank."""
+    and read), failed byte-range locks (EIO) and a disk that stays full
+    (ENOSPC sticky, write) of each rank."""
     _, _, other = SCENARIOS[scenario]
     ranks = [r for r in (args.rank or (other, 0)) if r in counts]
     k = 1
@@ -507,6 +509,7 @@ def fault_cases(scenario, counts, args):
         others += [Case(scenario, r, n, "any", "EIO") for n in range(1, c["any"] + 1)]
         for op in ("write", "read"):
             others += [Case(scenario, r, n, op, "short") for n in range(1, c[op] + 1)]
+        others += [Case(scenario, r, n, "lock", "EIO") for n in range(1, c["lock"] + 1)]
         others += [Case(scenario, r, n, "write", "ENOSPC", sticky=True)
                    for n in range(1, c["write"] + 1)]
     if not args.full and others:

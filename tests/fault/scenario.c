@@ -275,6 +275,23 @@ static const scenario scenarios[] = {
       {WRITE_AT, 64, 128},
       {SYNC, 0, 0},
       {END, 0, 0}}},
+    {"indepspan",
+     "independent sieved writes and reads of 64 B blocks interleaved in windows of 512 B, "
+     "each write under one lock over its span (pario_lock_span=enable, as off local disks)",
+     256,
+     64,
+     0,
+     AGREED,
+     AGREED,
+     {"pario_lock_span", "enable", "ind_wr_buffer_size", "512", "ind_rd_buffer_size", "512", NULL},
+     {{WRITE_AT, 0, 2048},
+      {WRITE_AT, 2048, 1024},
+      {SYNC, 0, 0},
+      {READ_AT, 0, 3072},
+      {WRITE_AT, 64, 128},
+      {WRITE_AT, 1024, 2048},
+      {SYNC, 0, 0},
+      {END, 0, 0}}},
 };
 #define NSCENARIOS ((int)(sizeof scenarios / sizeof scenarios[0]))
 

@@ -1,12 +1,16 @@
-/* Byte-range locks of a sieved write in atomic mode, for the trace (see
- * locks_check.py): each rank writes 64 KiB in 8-byte blocks interleaved with
- * the other ranks' (a vector view) with one MPI_File_write, in atomic mode,
- * with sieving windows of 4 KiB of file (ind_wr_buffer_size), so the call
- * sieves many windows under the one lock atomic mode holds over its span.
- * Then atomic mode is switched off and rank 0 reads the file back and checks
- * every byte.
+/* Byte-range locks of a sieved write, for the trace (see locks_check.py):
+ * each rank writes 64 KiB in 8-byte blocks interleaved with the other ranks'
+ * (a vector view) with one MPI_File_write, with sieving windows of 4 KiB of
+ * file (ind_wr_buffer_size), so the call sieves many windows. How it locks:
  *
- *   locks DIR
+ *   atomic  in atomic mode: one lock over the call's span
+ *   span    pario_lock_span=enable (as off local disks): one lock over the span
+ *   window  pario_lock_span=disable, which is refused (get_info reports
+ *           automatic): on a local disk, one lock per window
+ *
+ * Then rank 0 reads the file back and checks every byte.
+ *
+ *   locks DIR atomic|span|window
  *
  * Exit 0 when every byte is right, 1 otherwise. */
 #include <mpi.h>
@@ -28,14 +32,32 @@ static void check(int rc, const char *what) {
     }
 }
 
+/* Whether the file reports hint key with another value than want (and says so). */
+static int hint_differs(MPI_File fh, const char *key, const char *want) {
+    MPI_Info info;
+    check(MPI_File_get_info(fh, &info), "get_info");
+    char val[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
+    MPI_Info_free(&info);
+    int differs = !flag || strcmp(val, want);
+    if (differs)
+        fprintf(stderr, "locks: get_info reports %s=%s, want %s\n", key, flag ? val : "(unset)",
+                want);
+    return differs;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, nranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (argc != 2) {
+    const char *mode = argc == 3 ? argv[2] : "";
+    const char *span_hint = !strcmp(mode, "span") ? "enable" : "disable";
+    const char *span_reported = !strcmp(mode, "span") ? "enable" : "automatic";
+    if (strcmp(mode, "atomic") && strcmp(mode, "span") && strcmp(mode, "window")) {
         if (rank == 0)
-            fprintf(stderr, "usage: locks DIR\n");
+            fprintf(stderr, "usage: locks DIR atomic|span|window\n");
         MPI_Finalize();
         return 2;
     }
@@ -52,19 +74,20 @@ int main(int argc, char **argv) {
     MPI_Info_create(&info);
     MPI_Info_set(info, "ind_wr_buffer_size", "4096");
     MPI_Info_set(info, "romio_ds_write", "enable");
+    MPI_Info_set(info, "pario_lock_span", span_hint);
     MPI_File fh;
     check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh), "open");
     MPI_Info_free(&info);
+    int bad = hint_differs(fh, "pario_lock_span", span_reported);
     MPI_Datatype tiled;
     check(MPI_Type_vector(BLOCKS, BLOCK, BLOCK * nranks, MPI_BYTE, &tiled), "MPI_Type_vector");
     check(MPI_Type_commit(&tiled), "MPI_Type_commit");
     check(MPI_File_set_view(fh, (MPI_Offset)rank * BLOCK, MPI_BYTE, tiled, "native", MPI_INFO_NULL),
           "set_view");
-    check(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+    check(MPI_File_set_atomicity(fh, !strcmp(mode, "atomic")), "set_atomicity");
     check(MPI_File_write(fh, buf, BLOCK * BLOCKS, MPI_BYTE, MPI_STATUS_IGNORE), "write");
     check(MPI_File_set_atomicity(fh, 0), "set_atomicity");
     check(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL), "set_view");
-    int bad = 0;
     if (rank == 0) {
         long long total = (long long)BLOCK * BLOCKS * nranks;
         unsigned char *all = malloc((size_t)total);

@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""A sieved write in atomic mode takes one byte-range lock, over its span:
-its windows take none of their own (an unlock of a window would release
-that part of the span while the call is still writing). locks.c writes
-64 KiB per rank through 8-byte blocks in windows of 4 KiB, so a window lock
-each would show as dozens of lock calls per rank in the trace.
+"""How a sieved independent write locks, read from the trace. locks.c writes
+64 KiB per rank through 8-byte blocks in windows of 4 KiB, so a lock per
+window shows as dozens of lock calls per rank.
+
+- atomic: atomic mode takes one lock, over the call's span; its windows take
+  none of their own (an unlock of a window would release that part of the
+  span while the call is still writing);
+- span: pario_lock_span=enable takes one lock over the span, as every write
+  that may lock does off local disks (window locks lost bytes on a network
+  file system);
+- window: on a local disk, without the hint (disable is refused), a lock per
+  window, one per pwrite.
 
 Usage: locks_check.py --mpiexec M --mpi openmpi|mpich --preload LIB --np N
-                      --workdir W --program PATH
+                      --workdir W --program PATH --mode atomic|span|window
 """
 import argparse
 import os
@@ -17,7 +24,8 @@ from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_trac
 
 
 def check(args):
-    doc = run_traced(args, [args.program, args.workdir], os.path.join(args.workdir, "trace.json"))
+    doc = run_traced(args, [args.program, args.workdir, args.mode],
+                     os.path.join(args.workdir, "trace.json"))
     files = [f for f in doc["files"] if f["path"].endswith("locks.dat")]
     if len(files) != 1:
         raise Failure(f"{len(files)} trace entries for locks.dat")
@@ -27,14 +35,16 @@ def check(args):
         print(f"rank {r}: {locks} lock calls, {writes} pwrite calls")
         if writes < 2:
             raise Failure(f"rank {r}: {writes} pwrite calls: the write did not sieve windows")
-        if locks != 1:
-            raise Failure(f"rank {r}: {locks} lock calls for one atomic write (want 1, its span)")
+        want = writes if args.mode == "window" else 1
+        if locks != want:
+            raise Failure(f"rank {r}: {locks} lock calls for one {args.mode} write (want {want})")
 
 
 def main():
     ap = argparse.ArgumentParser()
     add_launch_arguments(ap)
     ap.add_argument("--program", required=True)
+    ap.add_argument("--mode", choices=("atomic", "span", "window"), required=True)
     return run_in_fresh_workdir(ap.parse_args(), check)
 
 

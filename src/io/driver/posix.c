@@ -283,7 +283,7 @@ static int posix_lock_op(io_handle *h, int64_t off, int64_t len, short type, par
     int rc;
     double t0 = io_trace_sys_begin();
     do
-        rc = fcntl(h->fd, F_OFD_SETLKW, &fl);
+        rc = io_sys_lock(h->fd, &fl);
     while (rc != 0 && errno == EINTR);
     if (type != F_UNLCK) /* a lock's time is its wait; unlocks are not counted */
         io_trace_sys_end(h->fd, IO_TRACE_LOCK, 0, off, rc == 0 ? len : -1, t0);

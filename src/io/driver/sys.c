@@ -14,9 +14,18 @@
 #include <unistd.h>
 
 /* The kinds of call a fault can match; SYS_ANY matches all of them. */
-enum sys_op { SYS_WRITE, SYS_READ, SYS_SYNC, SYS_TRUNC, SYS_ALLOC, SYS_NOPS, SYS_ANY = SYS_NOPS };
-static const char *const op_names[SYS_NOPS + 1] = {"write", "read",  "sync",
-                                                   "trunc", "alloc", "any"};
+enum sys_op {
+    SYS_WRITE,
+    SYS_READ,
+    SYS_SYNC,
+    SYS_TRUNC,
+    SYS_ALLOC,
+    SYS_LOCK,
+    SYS_NOPS,
+    SYS_ANY = SYS_NOPS
+};
+static const char *const op_names[SYS_NOPS + 1] = {"write", "read", "sync", "trunc",
+                                                   "alloc", "lock", "any"};
 
 /* The `error` of a fault that shortens a transfer instead of failing it. */
 #define SYS_SHORT (-1)
@@ -152,7 +161,7 @@ static void setup_once(void) {
     if (spec && *spec && parse_spec(spec, &f) != 0)
         fprintf(stderr,
                 "pario: PARIO_FAULT=\"%s\" not understood "
-                "(rank=R,call=N,op=write|read|sync|trunc|alloc|any,error=ENOSPC|EIO|short"
+                "(rank=R,call=N,op=write|read|sync|trunc|alloc|lock|any,error=ENOSPC|EIO|short"
                 "[,sticky]); no fault injected\n",
                 spec);
     else if (spec && *spec && (f.rank < 0 || f.rank == sys.rank)) {
@@ -298,4 +307,10 @@ int io_sys_posix_fallocate(int fd, off_t off, off_t len) {
     int rc = plain_call_fails(SYS_ALLOC) ? errno : posix_fallocate(fd, off, len);
     io_trace_sys_end(fd, IO_TRACE_ALLOC, 0, off, rc ? -1 : (int64_t)len, t0);
     return rc;
+}
+
+int io_sys_lock(int fd, struct flock *fl) {
+    if (fl->l_type != F_UNLCK && plain_call_fails(SYS_LOCK))
+        return -1;
+    return fcntl(fd, F_OFD_SETLKW, fl);
 }

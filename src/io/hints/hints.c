@@ -227,6 +227,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->ind_rd_buffer_size = n;
     else if (!strcmp(key, "ind_wr_buffer_size") && parse_positive(val, &n))
         h->ind_wr_buffer_size = n;
+    else if (!strcmp(key, "pario_lock_span") && strcmp(val, "disable") && strcmp(val, "false"))
+        parse_switch(val, &h->lock_span); /* not off: windows lost bytes (indep/access.c) */
     else if (!strcmp(key, "pario_write_call_bytes"))
         parse_call_bytes(val, &h->write_call_bytes);
     else if (!strcmp(key, "pario_read_call_bytes"))
@@ -343,6 +345,7 @@ void io_hints_adopt(io_hints *h, const io_hints *rank0) {
     first.ind_rd_buffer_size = h->ind_rd_buffer_size;
     first.ind_wr_buffer_size = h->ind_wr_buffer_size;
     first.prealloc_writes = h->prealloc_writes;
+    first.lock_span = h->lock_span;
     first.write_call_bytes = h->write_call_bytes;
     first.read_call_bytes = h->read_call_bytes;
     *h = first;
@@ -381,6 +384,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "ind_rd_buffer_size", v);
     snprintf(v, sizeof v, "%lld", (long long)h->ind_wr_buffer_size);
     MPI_Info_set(*info, "ind_wr_buffer_size", v);
+    MPI_Info_set(*info, "pario_lock_span", switch_name(h->lock_span));
     snprintf(v, sizeof v, "%lld", (long long)h->striping_unit);
     MPI_Info_set(*info, "striping_unit", v);
     snprintf(v, sizeof v, "%d", h->striping_factor);

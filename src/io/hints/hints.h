@@ -40,6 +40,8 @@ typedef struct io_hints {
     io_switch ds_read, ds_write; /* romio_ds_read / romio_ds_write: data sieving */
     int64_t ind_rd_buffer_size;  /* data sieving window for independent reads */
     int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */
+    io_switch lock_span;         /* pario_lock_span: enable: a write that locks takes
+                                    its span once everywhere, not only off local disks */
     int64_t write_call_bytes;    /* pario_write_call_bytes: what one write call costs in
                                     bytes of transfer, for the sieving decision; 0: the
                                     file system's figure (io/cost) */

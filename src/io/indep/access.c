@@ -439,7 +439,8 @@ static int write_may_lock(const pario_file *fh, const xfer *x) {
 
 /* Whether the call locks its whole span once instead of each window: in
  * atomic mode (the call is one indivisible access), and for a write that
- * may lock on a file system other than a local disk. There, locking window
+ * may lock on a file system other than a local disk or with
+ * pario_lock_span=enable. On a network file system, locking window
  * by window lost bytes: on the GlusterFS test bed (2 clients, 4 ranks,
  * 512-byte blocks interleaved, independent sieved writes) 10 of 200 runs
  * ended with a 32 KiB run of zeros where every rank had written, always at
@@ -449,7 +450,8 @@ static int write_may_lock(const pario_file *fh, const xfer *x) {
  * system loses the bytes is not known; the span lock is the safe choice
  * where it is not known that windows are safe (docs/architecture.md). */
 static int lock_span(const pario_file *fh, const xfer *x) {
-    return fh->atomic || (x->write && !fh->io.local_disk && write_may_lock(fh, x));
+    int span_writes = !fh->io.local_disk || fh->hints.lock_span == IO_ENABLE;
+    return fh->atomic || (x->write && span_writes && write_may_lock(fh, x));
 }
 
 int io_access_flat(pario_file *fh, int write, int64_t pos, void *buf, MPI_Count count,
