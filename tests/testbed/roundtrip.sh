@@ -5,12 +5,18 @@
 # both nodes and read it back on every rank (each through its own node's
 # client, which the ranks report); tear it all down.
 #
-# Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH
+# Then the fault scenario of sieved writes under span locks runs with one
+# rank's storage calls and locks failing in turn (tests/fault), its ranks on
+# both nodes' clients.
+#
+# Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT MPIEXEC MPI PRELOAD
 #   PARIO       build/bin/pario (runs the MPI programs: pario run --testbed)
 #   TESTBED_SH  tools/testbed.sh
 #   PROGRAM     tb_roundtrip
 #   NRANKS      ranks of the two-node run (even)
 #   SCRATCH     a local directory for the expected bytes
+#   FAULT       the fault_scenario program
+#   MPIEXEC MPI PRELOAD  how run_fault.py starts it (mpiexec, openmpi|mpich, the drop-in)
 # Exit 77 (skipped) when the machine cannot run the test bed: not root, no
 # FUSE or network namespaces, GlusterFS not installable.
 #
@@ -26,11 +32,13 @@ readonly LOCK=/run/pario-testbed-test.lock
 say() { echo "roundtrip: $*"; }
 fail() { echo "roundtrip: FAIL: $*" >&2; exit 1; }
 
-if [ $# -ne 5 ]; then
-  echo "usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH" >&2
+if [ $# -ne 9 ]; then
+  echo "usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT MPIEXEC MPI PRELOAD" >&2
   exit 2
 fi
 PARIO=$1 TESTBED=$2 PROGRAM=$3 NRANKS=$4 SCRATCH=$5
+FAULT=$6 MPIEXEC=$7 MPI=$8 PRELOAD=$9
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 if [ "$(id -u)" != 0 ]; then
   say "SKIPPED: the test bed needs root (network namespaces and FUSE mounts)"
@@ -118,6 +126,14 @@ ok = len(locks) == int(sys.argv[2]) and all(n == 1 for n in locks) and all(w > 1
 sys.exit(0 if ok else 1)
 EOF
 say "independent sieved writes from $NRANKS ranks on 2 nodes, byte-exact 3 times, one span lock per rank"
+
+# 4. Faults on the span-locked path (tests/fault/README.md): every rank agrees,
+# nothing hangs (a failure inside a span must unlock it), no byte is lost.
+TB_TESTBED_SH=$TESTBED TB_FAULT_PROGRAM=$FAULT TB_MNT=$TB_MNT \
+  python3 "$HERE/../fault/run_fault.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
+  --program "$HERE/fault_node.sh" --scenario indepspan --budget 6 --timeout 60 \
+  --workdir "$TB_MNT/fault" | grep -v '^PASS' || fail "faults on the span-locked path (see above)"
+say "faults on the span-locked path across 2 nodes: agreed, no hang, no byte lost"
 
 rm -rf "$SCRATCH"
 testbed down
