@@ -8,6 +8,12 @@
  *   tb_roundtrip indep PATH BYTES    the same blocks, each rank with one
  *                                    independent MPI_File_write (sieved:
  *                                    read-modify-write under byte-range locks)
+ *   tb_roundtrip overwrite PATH BYTES  a new file: a rank of node 0 other
+ *                                    than the creating rank 0 writes BYTES,
+ *                                    then the first rank of node 1 writes
+ *                                    over the middle half; every rank reads
+ *                                    it all back (another node's bytes must
+ *                                    reach every client, the creator's too)
  *   tb_roundtrip check PATH BYTES    every rank reads the whole file with
  *                                    MPI_File_read_at and compares it with the
  *                                    pattern; prints the device of PATH's
@@ -150,9 +156,62 @@ static int check_file(const char *path, long long bytes, int rank) {
     return bad ? 3 : 0;
 }
 
+/* The bytes of overwrite(): the pattern, its complement in the middle half. */
+static unsigned char overwritten_byte(long long off, long long bytes) {
+    int middle = off >= bytes / 4 && off < bytes / 4 + bytes / 2;
+    return middle ? (unsigned char)~pattern_byte(off) : pattern_byte(off);
+}
+
+/* MPI's sync-barrier-sync: what one rank wrote, every rank reads after it. */
+static void settle(MPI_File fh) {
+    mpi_ok(MPI_File_sync(fh), "MPI_File_sync");
+    mpi_ok(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    mpi_ok(MPI_File_sync(fh), "MPI_File_sync");
+}
+
+/* Two nodes of nranks / 2 ranks (at least 2 ranks): see the usage above. */
+static int overwrite(const char *path, long long bytes, int rank, int nranks) {
+    int first = nranks >= 4 ? 1 : 0, second = nranks / 2;
+    long long lo = bytes / 4, mid = bytes / 2;
+    unsigned char *buf = malloc((size_t)bytes);
+    if (!buf)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL); /* absent already: nothing to do */
+    mpi_ok(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    MPI_File fh;
+    mpi_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+           "MPI_File_open");
+    if (rank == first) {
+        fill(buf, bytes, 0);
+        mpi_ok(MPI_File_write_at(fh, 0, buf, (int)bytes, MPI_BYTE, MPI_STATUS_IGNORE),
+               "MPI_File_write_at");
+    }
+    settle(fh);
+    if (rank == second) {
+        for (long long i = 0; i < mid; i++)
+            buf[i] = overwritten_byte(lo + i, bytes);
+        mpi_ok(MPI_File_write_at(fh, lo, buf, (int)mid, MPI_BYTE, MPI_STATUS_IGNORE),
+               "MPI_File_write_at");
+    }
+    settle(fh);
+    mpi_ok(MPI_File_read_at(fh, 0, buf, (int)bytes, MPI_BYTE, MPI_STATUS_IGNORE),
+           "MPI_File_read_at");
+    mpi_ok(MPI_File_close(&fh), "MPI_File_close");
+    int bad = 0;
+    for (long long i = 0; i < bytes && !bad; i++)
+        if (buf[i] != overwritten_byte(i, bytes)) {
+            fprintf(stderr, "tb_roundtrip: rank %d: %s differs first at byte %lld\n", rank, path,
+                    i);
+            bad = 1;
+        }
+    free(buf);
+    return bad ? 3 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s write|indep|check|expect PATH BYTES\n", argv[0]);
+        fprintf(stderr, "usage: %s write|indep|overwrite|check|expect PATH BYTES\n", argv[0]);
         return 2;
     }
     const char *verb = argv[1], *path = argv[2];
@@ -163,7 +222,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(verb, "expect"))
         return expect(path, bytes);
-    if (strcmp(verb, "write") && strcmp(verb, "indep") && strcmp(verb, "check")) {
+    if (strcmp(verb, "write") && strcmp(verb, "indep") && strcmp(verb, "overwrite") &&
+        strcmp(verb, "check")) {
         fprintf(stderr, "tb_roundtrip: unknown verb %s\n", verb);
         return 2;
     }
@@ -179,7 +239,9 @@ int main(int argc, char **argv) {
         fflush(stdout);
     }
     int rc = !strcmp(verb, "check") ? check_file(path, bytes, rank)
-                                    : write_file(path, bytes, rank, nranks, !strcmp(verb, "write"));
+             : !strcmp(verb, "overwrite")
+                 ? overwrite(path, bytes, rank, nranks)
+                 : write_file(path, bytes, rank, nranks, !strcmp(verb, "write"));
     int worst = 0;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();
