@@ -3,21 +3,23 @@
 # write a file with pario through node 0's client only and read it back
 # byte-exact through node 1's client; then write one collectively from ranks on
 # both nodes and read it back on every rank (each through its own node's
-# client, which the ranks report); tear it all down.
+# client, which the ranks report). Then it checks independent sieved writes
+# from both nodes, a new file written by two nodes in turn and read back by
+# every rank, the fault scenario of sieved writes under span locks (one rank's
+# storage calls and locks failing in turn, tests/fault) and random MPI-IO
+# sequences against their model (tests/diff), their ranks on both nodes'
+# clients. Last, it tears it all down.
 #
-# Then a new file is written by two nodes in turn and read back by every
-# rank, and the fault scenario of sieved writes under span locks runs with one
-# rank's storage calls and locks failing in turn (tests/fault), its ranks on
-# both nodes' clients.
-#
-# Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT MPIEXEC MPI PRELOAD
+# Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT DIFFGEN MPIEXEC MPI PRELOAD
 #   PARIO       build/bin/pario (runs the MPI programs: pario run --testbed)
 #   TESTBED_SH  tools/testbed.sh
 #   PROGRAM     tb_roundtrip
 #   NRANKS      ranks of the two-node run (even)
 #   SCRATCH     a local directory for the expected bytes
 #   FAULT       the fault_scenario program
-#   MPIEXEC MPI PRELOAD  how run_fault.py starts it (mpiexec, openmpi|mpich, the drop-in)
+#   DIFFGEN     the diffgen program (tests/diff)
+#   MPIEXEC MPI PRELOAD  how the fault and diff drivers start their programs
+#               (mpiexec, openmpi|mpich, the drop-in)
 # Exit 77 (skipped) when the machine cannot run the test bed: not root, no
 # FUSE or network namespaces, GlusterFS not installable.
 #
@@ -33,12 +35,12 @@ readonly LOCK=/run/pario-testbed-test.lock
 say() { echo "roundtrip: $*"; }
 fail() { echo "roundtrip: FAIL: $*" >&2; exit 1; }
 
-if [ $# -ne 9 ]; then
-  echo "usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT MPIEXEC MPI PRELOAD" >&2
+if [ $# -ne 10 ]; then
+  echo "usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT DIFFGEN MPIEXEC MPI PRELOAD" >&2
   exit 2
 fi
 PARIO=$1 TESTBED=$2 PROGRAM=$3 NRANKS=$4 SCRATCH=$5
-FAULT=$6 MPIEXEC=$7 MPI=$8 PRELOAD=$9
+FAULT=$6 DIFFGEN=$7 MPIEXEC=$8 MPI=$9 PRELOAD=${10}
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 if [ "$(id -u)" != 0 ]; then
@@ -139,11 +141,21 @@ say "another node's bytes reach every rank of a new file, the creator's node too
 
 # 5. Faults on the span-locked path (tests/fault/README.md): every rank agrees,
 # nothing hangs (a failure inside a span must unlock it), no byte is lost.
-TB_TESTBED_SH=$TESTBED TB_FAULT_PROGRAM=$FAULT TB_MNT=$TB_MNT \
+# (The scenario has 3 ranks: 2 on node 0, 1 on node 1.)
+export TB_TESTBED_SH=$TESTBED TB_MNT
+TB_NODE_PROGRAM=$FAULT TB_RANKS_PER_NODE=2 \
   python3 "$HERE/../fault/run_fault.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
-  --program "$HERE/fault_node.sh" --scenario indepspan --budget 6 --timeout 60 \
+  --program "$HERE/on_node.sh" --scenario indepspan --budget 6 --timeout 60 \
   --workdir "$TB_MNT/fault" | grep -v '^PASS' || fail "faults on the span-locked path (see above)"
 say "faults on the span-locked path across 2 nodes: agreed, no hang, no byte lost"
+
+# 6. Random MPI-IO sequences (tests/diff/diffgen.c) on both nodes' clients,
+# pario alone against the generator's own model of every byte and count.
+TB_NODE_PROGRAM=$DIFFGEN TB_RANKS_PER_NODE=$((NRANKS / 2)) \
+  python3 "$HERE/../diff/run_diff.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
+  --diffgen "$HERE/on_node.sh" --model-only --np "$NRANKS" --seed 1 --cases 0-29 \
+  --workdir "$TB_MNT/diff" | grep -v '^  | *$' || fail "random MPI-IO sequences across 2 nodes (see above)"
+say "30 random MPI-IO sequences on $NRANKS ranks across 2 nodes, every byte as modelled"
 
 rm -rf "$SCRATCH"
 testbed down
