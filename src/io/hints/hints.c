@@ -228,7 +228,7 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
     else if (!strcmp(key, "ind_wr_buffer_size") && parse_positive(val, &n))
         h->ind_wr_buffer_size = n;
     else if (!strcmp(key, "pario_lock_span") && strcmp(val, "disable") && strcmp(val, "false"))
-        parse_switch(val, &h->lock_span); /* not off: windows lost bytes (indep/access.c) */
+        parse_switch(val, &h->lock_span); /* not off: the span lock stays (indep/access.c) */
     else if (!strcmp(key, "pario_write_call_bytes"))
         parse_call_bytes(val, &h->write_call_bytes);
     else if (!strcmp(key, "pario_read_call_bytes"))
