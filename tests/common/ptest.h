@@ -155,6 +155,21 @@ static inline int64_t ptest_file_image(const char *path, unsigned char *buf, int
     return n;
 }
 
+/* The value of key in fh's hints (MPI_File_get_info), or "" when absent or
+ * when get_info fails; val holds MPI_MAX_INFO_VAL + 1 bytes. */
+static inline const char *ptest_hint_of(MPI_File fh, const char *key, char *val) {
+    MPI_Info info;
+    int flag = 0;
+    val[0] = '\0';
+    if (MPI_File_get_info(fh, &info) != MPI_SUCCESS)
+        return val;
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
+    if (!flag)
+        val[0] = '\0';
+    MPI_Info_free(&info);
+    return val;
+}
+
 /* Rank 0 writes text to path (a hints or costs file); every rank waits. */
 static inline void ptest_put_text(const char *path, const char *text) {
     int rank = 0;

@@ -16,23 +16,9 @@
  *   and read as MPICH's ROMIO reads them (each block in typemap order). */
 #include "dropin.h"
 
-/* The value of key in fh's hints, or "" when absent. */
-static const char *hint_of(MPI_File fh, const char *key, char *val) {
-    MPI_Info info;
-    int flag = 0;
-    val[0] = '\0';
-    if (MPI_File_get_info(fh, &info) != MPI_SUCCESS)
-        return val;
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
-    if (!flag)
-        val[0] = '\0';
-    MPI_Info_free(&info);
-    return val;
-}
-
 static void expect_hint(MPI_File fh, const char *key, const char *want, int line) {
     char val[MPI_MAX_INFO_VAL + 1], text[512];
-    hint_of(fh, key, val);
+    ptest_hint_of(fh, key, val);
     snprintf(text, sizeof text, "hint %s is \"%s\", expected \"%s\"", key, val, want);
     ptest_check(!strcmp(val, want), text, __FILE__, line);
 }

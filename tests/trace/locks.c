@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptest.h"
+
 #define BLOCK 8
 #define BLOCKS 8192 /* per rank: 64 KiB */
 
@@ -34,16 +36,10 @@ static void check(int rc, const char *what) {
 
 /* Whether the file reports hint key with another value than want (and says so). */
 static int hint_differs(MPI_File fh, const char *key, const char *want) {
-    MPI_Info info;
-    check(MPI_File_get_info(fh, &info), "get_info");
-    char val[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, val, &flag);
-    MPI_Info_free(&info);
-    int differs = !flag || strcmp(val, want);
+    char val[MPI_MAX_INFO_VAL + 1];
+    int differs = strcmp(ptest_hint_of(fh, key, val), want) != 0;
     if (differs)
-        fprintf(stderr, "locks: get_info reports %s=%s, want %s\n", key, flag ? val : "(unset)",
-                want);
+        fprintf(stderr, "locks: get_info reports %s=\"%s\", want %s\n", key, val, want);
     return differs;
 }
 

@@ -120,13 +120,12 @@ static int stripe_open(io_handle *h, const char *path, int flags, pario_error *e
     h->drv = &io_driver_stripe;
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
-    h->regular = 1;
-    for (int i = 0; i < h->stripe->layout.factor; i++)
+    h->regular = h->local_disk = 1;
+    for (int i = 0; i < h->stripe->layout.factor; i++) {
         h->regular &= h->stripe->objects[i].regular;
-    h->reserve_measured = h->stripe->objects[0].reserve_measured;
-    h->local_disk = 1;
-    for (int i = 0; i < h->stripe->layout.factor; i++)
         h->local_disk &= h->stripe->objects[i].local_disk;
+    }
+    h->reserve_measured = h->stripe->objects[0].reserve_measured;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
     return PARIO_OK;
 }
