@@ -8,7 +8,10 @@
  * - rank 1 writes, everyone syncs: its fsync fails, every rank gets the
  *   error; a second sync with no write in between fails again (the write
  *   is still not durable, so rank 1 tries again);
- * - the bytes both ranks wrote are in the file (only the fsync failed). */
+ * - the bytes both ranks wrote are in the file (only the fsync failed);
+ * - on a second file, rank 1's only write is nonblocking (it runs on a
+ *   copy of the file's state in the background): the sync still knows
+ *   rank 1 wrote, tries its fsync and fails on every rank. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,5 +51,18 @@ int main(int argc, char **argv) {
         PT_EQ(img[i], 'a');
         PT_EQ(img[8 + i], 'b');
     }
+    const char *path2 = ptest_path("sync_clean_async");
+    if (rank == 0)
+        unlink(path2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fh = iot_open(path2, MPI_MODE_RDWR | MPI_MODE_CREATE, (const char *const[]){NULL});
+    PT_EQ(pario_file_sync(fh), PARIO_OK); /* rank 0 made the new file durable */
+    if (rank == 1) {
+        pario_request *req = NULL;
+        PT_EQ(pario_file_iwrite_at(fh, 0, mine, 8, MPI_BYTE, &req), PARIO_OK);
+        PT_EQ(pario_request_wait(req, NULL, NULL), PARIO_OK);
+    }
+    PT_EQ(pario_file_sync(fh), PARIO_ERR_IO);
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     return ptest_finish();
 }

@@ -11,6 +11,11 @@ window shows as dozens of lock calls per rank.
   file system);
 - window: on a local disk, without the hint (disable is refused), a lock per
   window, one per pwrite.
+- cached: pario_client_cache=enable (a client caching between opens, as
+  NFS): a lock per window as on a local disk, and what each window wrote is
+  flushed (fdatasync, counted as sync) before its unlock;
+- unsieved: the same with romio_ds_write left automatic, which a caching
+  client turns off: a pwrite per 8-byte block, no lock, no flush.
 
 Usage: locks_check.py --mpiexec M --mpi openmpi|mpich --preload LIB --np N
                       --workdir W --program PATH --mode atomic|span|window
@@ -22,6 +27,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_traced  # noqa: E402
 
+BLOCKS = 8192  # locks.c: 8-byte blocks per rank
+
 
 def check(args):
     doc = run_traced(args, [args.program, args.workdir, args.mode],
@@ -32,19 +39,27 @@ def check(args):
     for r, rank in enumerate(files[0]["ranks"]):
         locks = rank["physical"]["lock"]["calls"]
         writes = rank["physical"]["pwrite"]["calls"]
-        print(f"rank {r}: {locks} lock calls, {writes} pwrite calls")
+        syncs = rank["physical"]["sync"]["calls"]
+        print(f"rank {r}: {locks} lock calls, {writes} pwrite calls, {syncs} syncs")
+        if args.mode == "unsieved":
+            if (locks, writes, syncs) != (0, BLOCKS, 0):
+                raise Failure(f"rank {r}: want 0 locks, {BLOCKS} pwrites (one per block), 0 syncs")
+            continue
         if writes < 2:
             raise Failure(f"rank {r}: {writes} pwrite calls: the write did not sieve windows")
-        want = writes if args.mode == "window" else 1
+        want = writes if args.mode in ("window", "cached") else 1
         if locks != want:
             raise Failure(f"rank {r}: {locks} lock calls for one {args.mode} write (want {want})")
+        if args.mode == "cached" and syncs < locks:
+            raise Failure(f"rank {r}: {syncs} syncs for {locks} windows: one not flushed")
 
 
 def main():
     ap = argparse.ArgumentParser()
     add_launch_arguments(ap)
     ap.add_argument("--program", required=True)
-    ap.add_argument("--mode", choices=("atomic", "span", "window"), required=True)
+    ap.add_argument("--mode", choices=("atomic", "span", "window", "cached", "unsieved"),
+                    required=True)
     return run_in_fresh_workdir(ap.parse_args(), check)
 
 

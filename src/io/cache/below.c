@@ -17,6 +17,15 @@ int io_below_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
     return h->below->unlock(h, off, len, err);
 }
 
+void io_below_drop_cached(io_handle *h) {
+    if (h->below->drop_cached)
+        h->below->drop_cached(h);
+}
+
+int io_below_flush(io_handle *h, pario_error *err) {
+    return h->below->flush ? h->below->flush(h, err) : PARIO_OK;
+}
+
 /* A file under a layer is a posix file (the layers are put over posix only). */
 int io_below_remove(const char *path, pario_error *err) {
     return io_driver_posix.remove(path, err);

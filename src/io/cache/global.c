@@ -520,6 +520,8 @@ const io_driver io_driver_cache = {
     .preallocate = cache_preallocate,
     .lock = io_below_lock,
     .unlock = io_below_unlock,
+    .drop_cached = io_below_drop_cached,
+    .flush = io_below_flush,
     .remove = io_below_remove,
     .block_size = io_below_block_size,
 };

@@ -166,6 +166,8 @@ const io_driver io_driver_once = {
     .preallocate = once_resize,
     .lock = io_below_lock,
     .unlock = io_below_unlock,
+    .drop_cached = io_below_drop_cached,
+    .flush = io_below_flush,
     .remove = io_below_remove,
     .block_size = io_below_block_size,
 };

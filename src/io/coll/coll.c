@@ -141,8 +141,8 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
         coll_plan plan;
         return run_planned(c, &plan, coll_plan_make(&plan, fh, all, c->write, pipelined));
     }
-    return io_agree(fh->comm, io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved),
-                    &fh->last);
+    int arc = io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved);
+    return io_agree(fh->comm, c->write ? io_file_flushed(fh, arc) : arc, &fh->last);
 }
 
 /* Each rank's own collective read (its arguments checked by it alone). It
@@ -158,6 +158,8 @@ static int own_read(coll_call *c) {
 
 static int run_call(coll_call *c, int check) {
     pario_file *fh = c->fh;
+    if (check == PARIO_OK) /* aggregators access this rank's bytes: current ones */
+        check = io_file_meet_storage(fh);
     coll_route first = coll_route_first(fh, c->write);
     if (first != COLL_ROUTE_KEPT) { /* kept writes reach the file first (and count for EOF) */
         int frc = io_coll_kept_flush(fh);

@@ -233,7 +233,9 @@ static void settle(small_call *s, const funnel_bufs *b, char **data) {
     }
     int64_t *reply = s->reply, m = failed || !small ? -1 : sorted_pieces(b, data, n);
     reply[REPLY_WAY] = failed ? WAY_FAILED : m >= 0 ? WAY_DONE : WAY_PLAN;
-    reply[REPLY_RC] = m >= 0 ? coll_pieces_write(s->fh, b->pieces, m, 1, &s->fh->last) : PARIO_OK;
+    reply[REPLY_RC] =
+        m >= 0 ? io_file_flushed(s->fh, coll_pieces_write(s->fh, b->pieces, m, 1, &s->fh->last))
+               : PARIO_OK;
     for (int r = 0; reply[REPLY_WAY] == WAY_PLAN && r < n; r++)
         memcpy(reply + REPLY_FIXED + 3 * r, b->heads + (int64_t)r * HEAD_MAX + HEAD_FIRST,
                3 * sizeof(int64_t));

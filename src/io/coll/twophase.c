@@ -781,7 +781,7 @@ int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
                    fh->path);
     job_join(&t);
     if (rc == PARIO_OK)
-        rc = t.rc;
+        rc = write ? io_file_flushed(fh, t.rc) : t.rc; /* the writes reach the storage */
     streams_close(&t);
     twophase_free(&t);
     return io_agree(fh->comm, rc, &fh->last);

@@ -28,6 +28,13 @@ typedef struct io_handle {
     int local_disk;               /* on a local disk file system (ext2/3/4, XFS, Btrfs, tmpfs,
                                      overlayfs), where byte-range locks and the bytes under them are
                                      coherent between processes; 0: a network one, or unknown */
+    int cache_fs;                 /* its file system's clients cache data between opens (NFS,
+                                     SMB: close-to-open consistency) */
+    int cache_wish;               /* pario_client_cache: > 0 the client caches, < 0 it does not,
+                                     0 the file system's type says (cache_fs) */
+    int read_exact;               /* posix: kernel read-ahead is off (where the client caches) */
+    _Atomic int unflushed;        /* posix, where the client caches: written since the last
+                                     fdatasync or fsync */
     _Atomic int64_t prealloc_min; /* writes of at least this many bytes reserve their
                                      blocks first (the file's size kept); < 0: never.
                                      Set from the hints; writers of any thread read it */
@@ -69,10 +76,26 @@ struct io_driver {
     /* Byte-range lock (exclusive when `write`), blocking; len 0 means to the end. */
     int (*lock)(io_handle *h, int64_t off, int64_t len, int write, pario_error *err);
     int (*unlock)(io_handle *h, int64_t off, int64_t len, pario_error *err);
+    /* Drops what this process's client caches of the file, so that later reads
+     * ask the storage: where it caches between opens, the half of
+     * MPI_File_sync that makes the others' synced writes visible. NULL: it
+     * caches nothing. */
+    void (*drop_cached)(io_handle *h);
+    /* Where the client caches between opens, makes what was written through h
+     * since its last flush reach the storage (fdatasync), for other clients to
+     * read. NULL: every write reaches it at once. */
+    int (*flush)(io_handle *h, pario_error *err);
     int (*remove)(const char *path, pario_error *err);
     /* Preferred I/O size of the storage under path (file system block size). */
     int64_t (*block_size)(const char *path);
 };
+
+/* Whether h's client caches file data between opens: there a write reaches
+ * the storage at fsync or close, and a read may be served from what the
+ * client read before. */
+static inline int io_client_caches(const io_handle *h) {
+    return h->cache_wish > 0 || (h->cache_wish == 0 && h->cache_fs);
+}
 
 extern const io_driver io_driver_posix;
 extern const io_driver io_driver_stripe;

@@ -121,9 +121,11 @@ static int stripe_open(io_handle *h, const char *path, int flags, pario_error *e
     h->fd = fd;
     h->readable = (flags & IO_OPEN_READ) != 0;
     h->regular = h->local_disk = 1;
+    h->cache_fs = 0;
     for (int i = 0; i < h->stripe->layout.factor; i++) {
         h->regular &= h->stripe->objects[i].regular;
         h->local_disk &= h->stripe->objects[i].local_disk;
+        h->cache_fs |= h->stripe->objects[i].cache_fs;
     }
     h->reserve_measured = h->stripe->objects[0].reserve_measured;
     atomic_store_explicit(&h->prealloc_min, -1, memory_order_relaxed);
@@ -348,16 +350,45 @@ static int stripe_preallocate(io_handle *h, int64_t size, pario_error *err) {
     return each_object_share(h, size, io_driver_posix.preallocate, err);
 }
 
+/* Object i of h, told whether the client caches as h is (the hint). */
+static io_handle *object_of(io_handle *h, int i) {
+    io_handle *o = &h->stripe->objects[i];
+    o->cache_wish = h->cache_wish;
+    return o;
+}
+
+static void stripe_drop_cached(io_handle *h) {
+    for (int i = 0; i < h->stripe->layout.factor; i++)
+        io_driver_posix.drop_cached(object_of(h, i));
+}
+
 /* Locks live on the record at logical offsets: the same ranges, the same
- * exclusion as on a plain file (the posix driver's locks on its descriptor). */
+ * exclusion as on a plain file (the posix driver's locks on its descriptor).
+ * Where the client caches, the objects' data meets the storage at the lock
+ * as a plain file's does (posix.c): dropped once granted, flushed before
+ * the release. */
 static int stripe_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
     io_handle record = {.fd = h->fd, .path = h->path};
-    return io_driver_posix.lock(&record, off, len, write, err);
+    int rc = io_driver_posix.lock(&record, off, len, write, err);
+    if (rc == PARIO_OK)
+        stripe_drop_cached(h);
+    return rc;
+}
+
+static int stripe_flush(io_handle *h, pario_error *err) {
+    int frc = PARIO_OK;
+    for (int i = 0; i < h->stripe->layout.factor; i++) {
+        int rc = io_driver_posix.flush(object_of(h, i), err);
+        frc = frc != PARIO_OK ? frc : rc;
+    }
+    return frc;
 }
 
 static int stripe_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
+    int frc = stripe_flush(h, err);
     io_handle record = {.fd = h->fd, .path = h->path};
-    return io_driver_posix.unlock(&record, off, len, err);
+    int rc = io_driver_posix.unlock(&record, off, len, err);
+    return frc != PARIO_OK ? frc : rc;
 }
 
 /* The objects first (a missing one is no error), then the record. */
@@ -390,6 +421,8 @@ const io_driver io_driver_stripe = {
     .preallocate = stripe_preallocate,
     .lock = stripe_lock,
     .unlock = stripe_unlock,
+    .drop_cached = stripe_drop_cached,
+    .flush = stripe_flush,
     .remove = stripe_remove,
     .block_size = NULL, /* the unit is the layout's (io_handle.stripe) */
 };

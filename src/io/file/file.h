@@ -181,6 +181,20 @@ void io_file_pin_striping(pario_file *fh);
 /* This rank's call costs and block reservation alone (open: once the file
  * and its costs record are known). */
 void io_file_apply_costs(pario_file *fh);
+/* romio_ds_write as it applies to fh: automatic is disabled where its
+ * client caches between opens. There a sieving write is correct only with
+ * every write that may fall in its window's gaps locked, dropped from the
+ * cache when locked and flushed before unlocked (io/driver/posix.c), which
+ * costs a flush per write call; enable asks for that. */
+io_switch io_file_ds_write(const pario_file *fh);
+/* rc, or where it is PARIO_OK the outcome of flushing what this rank wrote
+ * to the storage (a client that caches between opens: io_driver.flush), so
+ * that other clients see it once the call that wrote it returns. */
+int io_file_flushed(pario_file *fh, int rc);
+/* Before a collective call whose bytes other ranks may read or write for
+ * this one, where the client caches between opens: this rank's earlier
+ * writes flushed and its cached pages dropped. */
+int io_file_meet_storage(pario_file *fh);
 /* The file's size as a read ending at byte `end` (exclusive) needs it: at
  * least `end` from what this rank already knows, without a storage call
  * (on a network file system a round trip per rank per call), else asked of

@@ -107,14 +107,27 @@ static int sync_shared(pario_file *fh, int rc, pario_error *err) {
     return io_agree(fh->comm, src, err);
 }
 
+/* Collective: the writes made durable, and where the client caches between
+ * opens, what it cached dropped once every rank's writes reached the
+ * storage (the sync's outcome is agreed after them), so the reads after the
+ * sync see them. */
+static int sync_all(pario_file *fh, int rc, pario_error *err) {
+    if (may_share(fh))
+        rc = sync_shared(fh, rc, err);
+    else {
+        if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
+            rc = fh->io.drv->sync(&fh->io, err);
+        rc = io_agree(fh->comm, rc, err);
+    }
+    if (fh->io.drv->drop_cached)
+        fh->io.drv->drop_cached(&fh->io);
+    return rc;
+}
+
 int pario_file_sync(pario_file *fh) {
     pario_error *err = &fh->last;
     io_async_drain(fh);      /* what was started before is made durable too */
     io_file_size_forget(fh); /* others' changes may show from here on */
     int rc = io_report_held(fh, io_coll_kept_flush(fh), err); /* an own read that failed */
-    if (may_share(fh))
-        return io_file_result(fh, sync_shared(fh, rc, err));
-    if (rc == PARIO_OK && !(fh->amode & MPI_MODE_RDONLY))
-        rc = fh->io.drv->sync(&fh->io, err);
-    return io_file_result(fh, io_agree(fh->comm, rc, err));
+    return io_file_result(fh, sync_all(fh, rc, err));
 }

@@ -229,6 +229,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         h->ind_wr_buffer_size = n;
     else if (!strcmp(key, "pario_lock_span") && strcmp(val, "disable") && strcmp(val, "false"))
         parse_switch(val, &h->lock_span); /* not off: the span lock stays (indep/access.c) */
+    else if (!strcmp(key, "pario_client_cache"))
+        parse_switch(val, &h->client_cache);
     else if (!strcmp(key, "pario_write_call_bytes"))
         parse_call_bytes(val, &h->write_call_bytes);
     else if (!strcmp(key, "pario_read_call_bytes"))
@@ -385,6 +387,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     snprintf(v, sizeof v, "%lld", (long long)h->ind_wr_buffer_size);
     MPI_Info_set(*info, "ind_wr_buffer_size", v);
     MPI_Info_set(*info, "pario_lock_span", switch_name(h->lock_span));
+    MPI_Info_set(*info, "pario_client_cache", switch_name(h->client_cache));
     snprintf(v, sizeof v, "%lld", (long long)h->striping_unit);
     MPI_Info_set(*info, "striping_unit", v);
     snprintf(v, sizeof v, "%d", h->striping_factor);

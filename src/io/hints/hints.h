@@ -42,6 +42,9 @@ typedef struct io_hints {
     int64_t ind_wr_buffer_size;  /* data sieving window for independent writes */
     io_switch lock_span;         /* pario_lock_span: enable: a write that locks takes
                                     its span once everywhere, not only off local disks */
+    io_switch client_cache;      /* pario_client_cache: enable: the file system's client
+                                    caches data between opens (close-to-open, as NFS);
+                                    automatic: its type says (io/driver/posix.c) */
     int64_t write_call_bytes;    /* pario_write_call_bytes: what one write call costs in
                                     bytes of transfer, for the sieving decision; 0: the
                                     file system's figure (io/cost) */
