@@ -9,13 +9,10 @@
  *           automatic): on a local disk, one lock per window
  *   cached  pario_client_cache=enable (a client that caches between opens,
  *           as NFS): one lock per window, each flushed before its unlock
- *   unsieved  the same with romio_ds_write left automatic: get_info
- *           reports it disabled, and the write is one pwrite per block with
- *           no lock (no rank sieves, so none locks)
  *
  * Then rank 0 reads the file back and checks every byte.
  *
- *   locks DIR atomic|span|window|cached|unsieved
+ *   locks DIR atomic|span|window|cached
  *
  * Exit 0 when every byte is right, 1 otherwise. */
 #include <mpi.h>
@@ -56,11 +53,10 @@ int main(int argc, char **argv) {
     const char *mode = argc == 3 ? argv[2] : "";
     const char *span_hint = !strcmp(mode, "span") ? "enable" : "disable";
     const char *span_reported = !strcmp(mode, "span") ? "enable" : "automatic";
-    int cached = !strcmp(mode, "cached"), unsieved = !strcmp(mode, "unsieved");
-    if (strcmp(mode, "atomic") && strcmp(mode, "span") && strcmp(mode, "window") && !cached &&
-        !unsieved) {
+    int cached = !strcmp(mode, "cached");
+    if (strcmp(mode, "atomic") && strcmp(mode, "span") && strcmp(mode, "window") && !cached) {
         if (rank == 0)
-            fprintf(stderr, "usage: locks DIR atomic|span|window|cached|unsieved\n");
+            fprintf(stderr, "usage: locks DIR atomic|span|window|cached\n");
         MPI_Finalize();
         return 2;
     }
@@ -76,17 +72,15 @@ int main(int argc, char **argv) {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "ind_wr_buffer_size", "4096");
-    if (!unsieved)
-        MPI_Info_set(info, "romio_ds_write", "enable");
+    MPI_Info_set(info, "romio_ds_write", "enable");
     MPI_Info_set(info, "pario_lock_span", span_hint);
-    if (cached || unsieved)
+    if (cached)
         MPI_Info_set(info, "pario_client_cache", "enable");
     MPI_File fh;
     check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh), "open");
     MPI_Info_free(&info);
     int bad = hint_differs(fh, "pario_lock_span", span_reported);
-    bad += hint_differs(fh, "pario_client_cache", cached || unsieved ? "enable" : "disable");
-    bad += hint_differs(fh, "romio_ds_write", unsieved ? "disable" : "enable");
+    bad += hint_differs(fh, "pario_client_cache", cached ? "enable" : "disable");
     MPI_Datatype tiled;
     check(MPI_Type_vector(BLOCKS, BLOCK, BLOCK * nranks, MPI_BYTE, &tiled), "MPI_Type_vector");
     check(MPI_Type_commit(&tiled), "MPI_Type_commit");

@@ -13,9 +13,7 @@ window shows as dozens of lock calls per rank.
   window, one per pwrite.
 - cached: pario_client_cache=enable (a client caching between opens, as
   NFS): a lock per window as on a local disk, and what each window wrote is
-  flushed (fdatasync, counted as sync) before its unlock;
-- unsieved: the same with romio_ds_write left automatic, which a caching
-  client turns off: a pwrite per 8-byte block, no lock, no flush.
+  flushed (fdatasync, counted as sync) before its unlock.
 
 Usage: locks_check.py --mpiexec M --mpi openmpi|mpich --preload LIB --np N
                       --workdir W --program PATH --mode atomic|span|window
@@ -26,8 +24,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from traced import Failure, add_launch_arguments, run_in_fresh_workdir, run_traced  # noqa: E402
-
-BLOCKS = 8192  # locks.c: 8-byte blocks per rank
 
 
 def check(args):
@@ -41,10 +37,6 @@ def check(args):
         writes = rank["physical"]["pwrite"]["calls"]
         syncs = rank["physical"]["sync"]["calls"]
         print(f"rank {r}: {locks} lock calls, {writes} pwrite calls, {syncs} syncs")
-        if args.mode == "unsieved":
-            if (locks, writes, syncs) != (0, BLOCKS, 0):
-                raise Failure(f"rank {r}: want 0 locks, {BLOCKS} pwrites (one per block), 0 syncs")
-            continue
         if writes < 2:
             raise Failure(f"rank {r}: {writes} pwrite calls: the write did not sieve windows")
         want = writes if args.mode in ("window", "cached") else 1
@@ -58,8 +50,7 @@ def main():
     ap = argparse.ArgumentParser()
     add_launch_arguments(ap)
     ap.add_argument("--program", required=True)
-    ap.add_argument("--mode", choices=("atomic", "span", "window", "cached", "unsieved"),
-                    required=True)
+    ap.add_argument("--mode", choices=("atomic", "span", "window", "cached"), required=True)
     return run_in_fresh_workdir(ap.parse_args(), check)
 
 

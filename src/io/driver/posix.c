@@ -159,6 +159,17 @@ static int posix_close(io_handle *h, pario_error *err) {
     return rc == 0 ? PARIO_OK : pario_fail_errno(err, errno, "close", h->path);
 }
 
+/* Drops the client's cached pages holding any byte of [off, off + len) (len
+ * 0: to the end). The kernel drops only the pages wholly inside the range it
+ * is given, and a page partly in it may hold bytes another client has
+ * written since: the range is widened to whole pages. */
+static void drop_pages(io_handle *h, int64_t off, int64_t len) {
+    int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : POSIX_DEFAULT_BLOCK;
+    int64_t start = off - off % page;
+    int64_t wide = len > 0 ? (off + len + page - 1) / page * page - start : 0;
+    posix_fadvise(h->fd, (off_t)start, (off_t)wide, POSIX_FADV_DONTNEED);
+}
+
 /* Where the client caches, reads through h read no further ahead than asked:
  * the kernel's read-ahead of one call may still be on its way when a sync
  * drops the cache (pages being filled are not dropped) and leave bytes from
@@ -183,8 +194,7 @@ static int stopped_short(io_handle *h, int64_t end) {
     struct stat st;
     if (fstat(h->fd, &st) != 0 || (int64_t)st.st_size <= end)
         return 0;
-    int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : POSIX_DEFAULT_BLOCK;
-    posix_fadvise(h->fd, (off_t)(end - end % page), 0, POSIX_FADV_DONTNEED);
+    drop_pages(h, end, 0);
     return 1;
 }
 
@@ -367,7 +377,7 @@ static int posix_lock_op(io_handle *h, int64_t off, int64_t len, short type, par
 static int posix_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err) {
     int rc = posix_lock_op(h, off, len, write ? F_WRLCK : F_RDLCK, err);
     if (rc == PARIO_OK && io_client_caches(h))
-        posix_fadvise(h->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+        drop_pages(h, off, len);
     return rc;
 }
 

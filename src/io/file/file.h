@@ -181,12 +181,6 @@ void io_file_pin_striping(pario_file *fh);
 /* This rank's call costs and block reservation alone (open: once the file
  * and its costs record are known). */
 void io_file_apply_costs(pario_file *fh);
-/* romio_ds_write as it applies to fh: automatic is disabled where its
- * client caches between opens. There a sieving write is correct only with
- * every write that may fall in its window's gaps locked, dropped from the
- * cache when locked and flushed before unlocked (io/driver/posix.c), which
- * costs a flush per write call; enable asks for that. */
-io_switch io_file_ds_write(const pario_file *fh);
 /* rc, or where it is PARIO_OK the outcome of flushing what this rank wrote
  * to the storage (a client that caches between opens: io_driver.flush), so
  * that other clients see it once the call that wrote it returns. */

@@ -88,9 +88,8 @@ int pario_file_get_group(const pario_file *fh, MPI_Group *group) {
 }
 
 int pario_file_get_info(pario_file *fh, MPI_Info *info) {
-    io_hints in_effect = fh->hints; /* what the client's caching decided */
+    io_hints in_effect = fh->hints; /* whether the client caches, as decided */
     in_effect.client_cache = io_client_caches(&fh->io) ? IO_ENABLE : IO_DISABLE;
-    in_effect.ds_write = io_file_ds_write(fh);
     int rc = io_hints_to_info(&in_effect, info);
     if (rc != PARIO_OK)
         return io_file_result(
@@ -136,7 +135,7 @@ static void view_flags(const pario_file *fh, const io_view *view, int *mine) {
     int coarse = holes && ft->size >= COLL_TINY_BLOCK * flat_blocks(ft);
     int64_t reach = ft->extent > ft->true_extent ? ft->extent : ft->true_extent;
     int sparse = holes && reach > COLL_MAX_SPREAD * ft->size;
-    mine[0] = holes && io_file_ds_write(fh) != IO_DISABLE;
+    mine[0] = holes && fh->hints.ds_write != IO_DISABLE;
     mine[1] = holes || !fh->io.regular;
     mine[2] = holes;
     mine[3] = coarse;
@@ -174,11 +173,6 @@ void io_file_apply_costs(pario_file *fh) {
     int pays = io_costs_reserve_pays(&fh->costs, fh->io.reserve_measured);
     atomic_store_explicit(&fh->io.prealloc_min, io_hints_prealloc_min(h, pays),
                           memory_order_relaxed);
-}
-
-io_switch io_file_ds_write(const pario_file *fh) {
-    io_switch sw = fh->hints.ds_write;
-    return sw == IO_AUTOMATIC && io_client_caches(&fh->io) ? IO_DISABLE : sw;
 }
 
 int io_file_flushed(pario_file *fh, int rc) {

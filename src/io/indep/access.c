@@ -266,7 +266,7 @@ static int window_write(xfer *x, char *data, int covered) {
     pario_file *fh = x->fh;
     window *w = &x->w;
     int sieve =
-        !covered && fh->io.readable && want_sieve(io_file_ds_write(fh), w, 1, fh->write_call_bytes);
+        !covered && fh->io.readable && want_sieve(fh->hints.ds_write, w, 1, fh->write_call_bytes);
     /* a read-modify-write must exclude other writers; under a held span a
      * window's unlock would release that part of the span */
     int locking = !x->held && (x->lock || sieve);
@@ -434,7 +434,7 @@ static int move_through_view(xfer *x, io_mem_cursor *m, int64_t pos, int64_t tot
  * view with holes, a readable file, sieving not disabled) or must lock its
  * plain writes. */
 static int write_may_lock(const pario_file *fh, const xfer *x) {
-    return x->lock || (!fh->view.linear && fh->io.readable && io_file_ds_write(fh) != IO_DISABLE);
+    return x->lock || (!fh->view.linear && fh->io.readable && fh->hints.ds_write != IO_DISABLE);
 }
 
 /* Whether the call locks its whole span once instead of each window: in
