@@ -188,11 +188,9 @@ int io_rw_start(pario_file *fh, const rw_call *c, void *buf, MPI_Count count, MP
                   io_trace_clock(fh->trace), NULL);
     if (!c->explicit_offset) /* the pointer moves by the amount requested, now */
         fh->fp += (int64_t)count * mt->size / fh->view.etype_size;
-    if (c->write) { /* the request writes through a copy of the handle: the file's own
-                       marks say so for the sync (which drains the requests first) */
-        atomic_store(&fh->io.unsynced, 1);
-        atomic_store(&fh->io.unflushed, 1);
-    }
+    if (c->write) /* the request writes through a copy of the handle: the file's own
+                     marks say so for the sync (which drains the requests first) */
+        io_mark_written(&fh->io);
     request_submit(fh, r);
     *req = r;
     return PARIO_OK;

@@ -6,6 +6,7 @@
 #ifndef PARIO_IO_DRIVER_H
 #define PARIO_IO_DRIVER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/uio.h>
 #include "pario/pario.h"
@@ -89,6 +90,13 @@ struct io_driver {
     /* Preferred I/O size of the storage under path (file system block size). */
     int64_t (*block_size)(const char *path);
 };
+
+/* Something may have been written, truncated or created through h since its
+ * last sync (and, where the client caches, since its last flush). */
+static inline void io_mark_written(io_handle *h) {
+    atomic_store(&h->unsynced, 1);
+    atomic_store(&h->unflushed, 1);
+}
 
 /* Whether h's client caches file data between opens: there a write reaches
  * the storage at fsync or close, and a read may be served from what the

@@ -38,13 +38,6 @@ static int caching_client_fs(unsigned long type) {
     return type == NFS_SUPER_MAGIC || type == CIFS_SUPER_MAGIC || type == SMB2_SUPER_MAGIC;
 }
 
-/* Something may have been written, truncated or created through h since its
- * last sync (and, where the client caches, since its last flush). */
-static void mark_written(io_handle *h) {
-    atomic_store(&h->unsynced, 1);
-    atomic_store(&h->unflushed, 1);
-}
-
 /* The descriptor of a file an open just created, closed and opened again
  * without O_CREAT where the file system is not a local disk. The GlusterFS
  * FUSE client (the test bed) serves a descriptor opened while the creating
@@ -164,7 +157,8 @@ static int posix_close(io_handle *h, pario_error *err) {
  * is given, and a page partly in it may hold bytes another client has
  * written since: the range is widened to whole pages. */
 static void drop_pages(io_handle *h, int64_t off, int64_t len) {
-    int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : POSIX_DEFAULT_BLOCK;
+    long size = sysconf(_SC_PAGESIZE);
+    int64_t page = size > 0 ? size : POSIX_DEFAULT_BLOCK;
     int64_t start = off - off % page;
     int64_t wide = len > 0 ? (off + len + page - 1) / page * page - start : 0;
     posix_fadvise(h->fd, (off_t)start, (off_t)wide, POSIX_FADV_DONTNEED);
@@ -229,7 +223,7 @@ static int posix_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
-    mark_written(h);
+    io_mark_written(h);
     const char *p = buf;
     int64_t put = 0;
     reserve_blocks(h, off, len);
@@ -269,7 +263,7 @@ static int posix_pwritev(io_handle *h, const struct iovec *iov, int iovcnt, int6
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
-    mark_written(h);
+    io_mark_written(h);
     struct iovec local[POSIX_IOV_BATCH];
     int64_t len = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -308,7 +302,7 @@ static int posix_sync(io_handle *h, pario_error *err) {
         return PARIO_OK;
     atomic_store(&h->unflushed, 0);
     if (io_sys_fsync(h->fd) != 0 && errno != EINVAL && errno != EROFS) {
-        mark_written(h); /* still not durable: the next sync tries again */
+        io_mark_written(h); /* still not durable: the next sync tries again */
         return pario_fail_errno(err, errno, "sync", h->path);
     }
     return PARIO_OK;
@@ -329,7 +323,7 @@ static int posix_set_size(io_handle *h, int64_t size, pario_error *err) {
     int ready = posix_ready(h, err);
     if (ready != PARIO_OK)
         return ready;
-    mark_written(h);
+    io_mark_written(h);
     int rc;
     do
         rc = io_sys_ftruncate(h->fd, (off_t)size);
@@ -342,7 +336,7 @@ static int posix_preallocate(io_handle *h, int64_t size, pario_error *err) {
     int rc = posix_get_size(h, &cur, err);
     if (rc != PARIO_OK || size <= cur)
         return rc;
-    mark_written(h);
+    io_mark_written(h);
     int e = io_sys_posix_fallocate(h->fd, 0, (off_t)size);
     if (e == 0)
         return PARIO_OK;
@@ -400,7 +394,7 @@ static int posix_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err
  * opens (the kernel's page cache; pages still being written stay). */
 static void posix_drop_cached(io_handle *h) {
     if (h->fd >= 0 && io_client_caches(h))
-        posix_fadvise(h->fd, 0, 0, POSIX_FADV_DONTNEED);
+        drop_pages(h, 0, 0);
 }
 
 static int posix_remove(const char *path, pario_error *err) {
