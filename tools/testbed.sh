@@ -32,8 +32,12 @@
 #                  FUSE direct I/O, attribute and entry timeouts 0), the only
 #                  mode in which several clients see one file coherently.
 #                  nfslike: close-to-open, roughly NFS: write-behind (flushed at
-#                  close and fsync), read-ahead and the kernel page cache, which
-#                  is dropped at every open; metadata is never cached.
+#                  close and fsync) and the kernel page cache with its read-
+#                  ahead, dropped at every open; metadata is never cached.
+#                  Gluster's own read-ahead translator stays off: it is a second
+#                  data cache inside the client process, which no NFS client
+#                  has and which neither byte-range locks nor the kernel's
+#                  cache controls (posix_fadvise) reach.
 #                  (TB_CACHE)
 #   --delay-us D   extra time every brick request takes, in microseconds, added
 #                  on the server by Gluster's debug/delay-gen translator: a stand-
@@ -68,9 +72,12 @@ readonly VOLUME=pario
 readonly DELAY_FOPS=lookup,open,create,read,write,fsync,flush,lk,inodelk,finodelk,entrylk,fentrylk,ftruncate,truncate,fstat,stat,setattr,fsetattr,unlink,mkdir,rmdir,rename,statfs,opendir,readdir,readdirp,getxattr,fgetxattr,setxattr,fsetxattr,xattrop,fxattrop,discard,fallocate,zerofill,seek
 # Client-side performance translators of a Gluster volume.
 readonly PERF_XLATORS="write-behind read-ahead io-cache quick-read stat-prefetch open-behind readdir-ahead nl-cache"
-# Those that nfslike keeps: they cache within one open file only, or are
-# flushed at close.
-readonly NFSLIKE_ON="write-behind read-ahead open-behind readdir-ahead"
+# Those that nfslike keeps: they are flushed at close and fsync, or cache
+# nothing but directory listings and deferred opens. Not read-ahead: with its
+# pages in the client process, a reader that dropped the kernel's cache under
+# a lock still read other nodes' old bytes (docs/architecture.md, "A client
+# that caches between opens").
+readonly NFSLIKE_ON="write-behind open-behind readdir-ahead"
 readonly EXIT_CANNOT=3
 
 # ---- messages --------------------------------------------------------------------

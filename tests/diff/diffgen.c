@@ -1587,6 +1587,19 @@ static void run_op(gen_t *s) {
 
 /* ------------------------------------------------------------------ case */
 
+/* On a mismatch the model's image is kept beside the file as PATH.model, so
+ * the two can be compared byte by byte. */
+static void keep_model_image(const char *path, const unsigned char *image, int64_t msize) {
+    char name[4096];
+    snprintf(name, sizeof name, "%s.model", path);
+    FILE *f = fopen(name, "wb");
+    if (!f)
+        return;
+    if (msize > 0)
+        fwrite(image, 1, (size_t)msize, f);
+    fclose(f);
+}
+
 /* A striped file's logical bytes (stripe_image.h: pario's stripe driver,
  * run_diff.py --stripe), checked against the model's image; 0 when path is
  * not striped. The log line is the one a plain file gives. */
@@ -1614,8 +1627,10 @@ static int check_striped_file(gen_t *s, const char *path, const unsigned char *i
     logline(s, "file size=%lld hash=%016llx", size, (unsigned long long)h);
     if (size != msize)
         fail(s, "file size %lld, expected %lld", size, (long long)msize);
-    else if (h != fnv1a(FNV_START, image, (size_t)msize))
+    else if (h != fnv1a(FNV_START, image, (size_t)msize)) {
+        keep_model_image(path, image, msize);
         fail(s, "file differs from the model first at byte %lld", (long long)first_bad);
+    }
     return 1;
 }
 
@@ -1646,8 +1661,10 @@ static void check_file(gen_t *s, const char *path, const unsigned char *image, i
     logline(s, "file size=%lld hash=%016llx", (long long)size, (unsigned long long)h);
     if (size != msize)
         fail(s, "file size %lld, expected %lld", (long long)size, (long long)msize);
-    else if (h != want)
+    else if (h != want) {
+        keep_model_image(path, image, msize);
         fail(s, "file differs from the model first at byte %lld", (long long)first_bad);
+    }
 }
 
 /* Rank 0 checks the closed file of the case. */
