@@ -51,7 +51,8 @@ SCENARIOS = {
     "coll3d": Scenario("io_coll3d",
                        "3-D array of doubles, darray view: independent, data sieving at "
                        "4 MiB/512 KiB/64 KiB, collective (seed 003)",
-                       "global edge N or NXxNYxNZ (default 320)", "64"),
+                       "global edge N or NXxNYxNZ, optionally /PXxPYxPZ for the process grid "
+                       "(default 320)", "64"),
     "ior": Scenario("io_ior",
                     "IOR shared file: segmented and strided, 4 KiB/64 KiB/1 MiB transfers, "
                     "independent and collective, plus IO500 ior-hard",

@@ -8,8 +8,12 @@
  *   sieve-512k  ... 512 KiB
  *   sieve-64k   ... 64 KiB
  *   coll        MPI_File_write_all / MPI_File_read_all (collective buffering)
- * --size N or NXxNYxNZ sets the global array (default 320). The element at global
- * index g holds the double g + salt * 2^30, exact while g < 2^30. */
+ * --size N or NXxNYxNZ sets the global array (default 320); NXxNYxNZ/PXxPYxPZ also
+ * sets the process grid (PX*PY*PZ ranks), e.g. 128x256x256/1x2x2 splits the
+ * fastest dimension, so a rank's contiguous pieces are NZ/PZ doubles long, as with
+ * the seed's hundreds of processes (MPI_Dims_create never splits it at 4 ranks).
+ * The element at global index g holds the double g + salt * 2^30, exact while
+ * g < 2^30. */
 #include "iobench.h"
 
 #include <stdio.h>
@@ -70,8 +74,10 @@ static const char *const hints_coll[] = {"romio_cb_write", "enable", "romio_cb_r
 static const char *const *const kind_hints[] = {hints_indep, hints_4m, hints_512k, hints_64k,
                                                 hints_coll};
 
-/* Parses "N" or "NXxNYxNZ"; returns 0 or -1. */
-static int parse_edges(const char *s, int g[3]) {
+/* Parses "N", "NXxNYxNZ" or "NXxNYxNZ/PXxPYxPZ" into the edges g and the grid p
+ * (all 0 when not given); returns 0 or -1. */
+static int parse_edges(const char *s, int nranks, int g[3], int p[3]) {
+    p[0] = p[1] = p[2] = 0;
     if (!s) {
         g[0] = g[1] = g[2] = COLL3D_DEFAULT_EDGE;
         return 0;
@@ -81,14 +87,20 @@ static int parse_edges(const char *s, int g[3]) {
         g[1] = g[2] = g[0];
     else if (n != 3)
         return -1;
+    const char *slash = strchr(s, '/');
+    if (slash && (n != 3 || sscanf(slash + 1, "%dx%dx%d", &p[0], &p[1], &p[2]) != 3 || p[0] < 1 ||
+                  p[1] < 1 || p[2] < 1 || p[0] * p[1] * p[2] != nranks))
+        return -1;
     long long total = (long long)g[0] * g[1] * g[2];
     return (g[0] > 0 && g[1] > 0 && g[2] > 0 && total <= COLL3D_MAX_ELEMENTS) ? 0 : -1;
 }
 
-/* The rank's block of the default (block) darray distribution. */
-static void compute_grid(const ib_ctx *c, const int g[3], grid *gr) {
+/* The rank's block of the block darray distribution over the grid p (from
+ * MPI_Dims_create where p is all 0). */
+static void compute_grid(const ib_ctx *c, const int g[3], const int p[3], grid *gr) {
     memset(gr, 0, sizeof(*gr));
     memcpy(gr->gsizes, g, sizeof(gr->gsizes));
+    memcpy(gr->psizes, p, sizeof(gr->psizes));
     MPI_Dims_create(c->nranks, 3, gr->psizes);
     int rest = c->rank;
     gr->local_count = 1;
@@ -151,10 +163,10 @@ static long long check_block(const grid *gr, const double *a, uint64_t salt) {
 }
 
 static int grid_of(const ib_ctx *c, grid *gr) {
-    int g[3];
-    if (parse_edges(c->size, g) != 0)
+    int g[3], p[3];
+    if (parse_edges(c->size, c->nranks, g, p) != 0)
         return -1;
-    compute_grid(c, g, gr);
+    compute_grid(c, g, p, gr);
     return 0;
 }
 
