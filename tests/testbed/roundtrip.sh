@@ -151,24 +151,30 @@ TB_NODE_PROGRAM=$FAULT TB_RANKS_PER_NODE=2 \
   --workdir "$TB_MNT/fault" | grep -v '^PASS' || fail "faults on the span-locked path (see above)"
 say "faults on the span-locked path across 2 nodes: agreed, no hang, no byte lost"
 
-# 6. Random MPI-IO sequences (tests/diff/diffgen.c) on both nodes' clients,
-# pario alone against the generator's own model of every byte and count.
-TB_NODE_PROGRAM=$DIFFGEN TB_RANKS_PER_NODE=$((NRANKS / 2)) \
-  python3 "$HERE/../diff/run_diff.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
-  --diffgen "$HERE/on_node.sh" --model-only --np "$NRANKS" --seed 1 --cases 0-29 \
-  --workdir "$TB_MNT/diff" | grep -v '^  | *$' || fail "random MPI-IO sequences across 2 nodes (see above)"
+# Random MPI-IO sequences (tests/diff/diffgen.c) on both nodes' clients, pario
+# alone against the generator's own model of every byte and count: CASES
+# WORKDIR [run_diff.py arguments].
+random_sequences() {
+  local cases=$1 workdir=$2
+  shift 2
+  TB_NODE_PROGRAM=$DIFFGEN TB_RANKS_PER_NODE=$((NRANKS / 2)) \
+    python3 "$HERE/../diff/run_diff.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
+    --diffgen "$HERE/on_node.sh" --model-only --np "$NRANKS" --seed 1 --cases "$cases" \
+    --workdir "$workdir" "$@" | grep -v '^  | *$'
+}
+
+# 6. Random sequences without client caching.
+random_sequences 0-29 "$TB_MNT/diff" || fail "random MPI-IO sequences across 2 nodes (see above)"
 say "30 random MPI-IO sequences on $NRANKS ranks across 2 nodes, every byte as modelled"
 
 # 7. The same on clients that cache between opens: MPI's sync-barrier-sync
 # rules hold only because pario flushes and drops the client's cache at sync,
 # locks and collective calls (docs/architecture.md, "A client that caches
 # between opens"). Without the hint, cases fail here.
-testbed up --nodes 2 --cache nfslike --delay-us 0 >/dev/null || fail "the clients did not remount with --cache nfslike"
-TB_NODE_PROGRAM=$DIFFGEN TB_RANKS_PER_NODE=$((NRANKS / 2)) \
-  python3 "$HERE/../diff/run_diff.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
-  --diffgen "$HERE/on_node.sh" --model-only --np "$NRANKS" --seed 1 --cases 0-59 \
-  --env PARIO_HINT_pario_client_cache=enable --workdir "$TB_MNT/diff-nfslike" |
-  grep -v '^  | *$' || fail "random MPI-IO sequences across 2 caching clients (see above)"
+testbed up --nodes 2 --cache nfslike --delay-us 0 >/dev/null ||
+  fail "the clients did not remount with --cache nfslike"
+random_sequences 0-59 "$TB_MNT/diff-nfslike" --env PARIO_HINT_pario_client_cache=enable ||
+  fail "random MPI-IO sequences across 2 caching clients (see above)"
 say "60 random MPI-IO sequences on $NRANKS ranks across 2 clients that cache between opens, every byte as modelled"
 
 rm -rf "$SCRATCH"
