@@ -9,8 +9,9 @@
 # storage calls and locks failing in turn, tests/fault) and random MPI-IO
 # sequences against their model (tests/diff), their ranks on both nodes'
 # clients. Then it remounts the clients caching between opens, as NFS does
-# (`--cache nfslike`), and runs random sequences again with pario told that the
-# client caches (pario_client_cache). Last, it tears it all down.
+# (`--cache nfslike`), and runs random sequences and the span-locked faults
+# again with pario told that the client caches (pario_client_cache). Last, it
+# tears it all down.
 #
 # Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT DIFFGEN MPIEXEC MPI PRELOAD
 #   PARIO       build/bin/pario (runs the MPI programs: pario run --testbed)
@@ -145,10 +146,13 @@ say "another node's bytes reach every rank of a new file, the creator's node too
 # nothing hangs (a failure inside a span must unlock it), no byte is lost.
 # (The scenario has 3 ranks: 2 on node 0, 1 on node 1.)
 export TB_TESTBED_SH=$TESTBED TB_MNT
-TB_NODE_PROGRAM=$FAULT TB_RANKS_PER_NODE=2 \
-  python3 "$HERE/../fault/run_fault.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
-  --program "$HERE/on_node.sh" --scenario indepspan --budget 6 --timeout 60 \
-  --workdir "$TB_MNT/fault" | grep -v '^PASS' || fail "faults on the span-locked path (see above)"
+span_faults() {
+  TB_NODE_PROGRAM=$FAULT TB_RANKS_PER_NODE=2 \
+    python3 "$HERE/../fault/run_fault.py" --mpiexec "$MPIEXEC" --mpi "$MPI" --preload "$PRELOAD" \
+    --program "$HERE/on_node.sh" --scenario indepspan --budget 6 --timeout 60 \
+    --workdir "$1" | grep -v '^PASS'
+}
+span_faults "$TB_MNT/fault" || fail "faults on the span-locked path (see above)"
 say "faults on the span-locked path across 2 nodes: agreed, no hang, no byte lost"
 
 # Random MPI-IO sequences (tests/diff/diffgen.c) on both nodes' clients, pario
@@ -176,6 +180,12 @@ testbed up --nodes 2 --cache nfslike --delay-us 0 >/dev/null ||
 random_sequences 0-59 "$TB_MNT/diff-nfslike" --env PARIO_HINT_pario_client_cache=enable ||
   fail "random MPI-IO sequences across 2 caching clients (see above)"
 say "60 random MPI-IO sequences on $NRANKS ranks across 2 clients that cache between opens, every byte as modelled"
+
+# 8. The span-locked faults there too: a flush that fails when a lock is
+# released, or after a collective write, reaches every rank like a failed write.
+PARIO_HINT_pario_client_cache=enable span_faults "$TB_MNT/fault-nfslike" ||
+  fail "faults on the span-locked path across 2 caching clients (see above)"
+say "faults on the span-locked path across 2 caching clients: agreed, no hang, no byte lost"
 
 rm -rf "$SCRATCH"
 testbed down
