@@ -16,7 +16,7 @@ window shows as dozens of lock calls per rank.
   flushed (fdatasync, counted as sync) before its unlock.
 
 Usage: locks_check.py --mpiexec M --mpi openmpi|mpich --preload LIB --np N
-                      --workdir W --program PATH --mode atomic|span|window
+                      --workdir W --program PATH --mode atomic|span|window|cached
 """
 import argparse
 import os

@@ -167,11 +167,11 @@ static void drop_pages(io_handle *h, int64_t off, int64_t len) {
 /* Where the client caches, reads through h read no further ahead than asked:
  * the kernel's read-ahead of one call may still be on its way when a sync
  * drops the cache (pages being filled are not dropped) and leave bytes from
- * before the sync in it. pario's reads are whole windows anyway. On the test
- * bed (diffgen seed 1 case 27, 2 nodes, cache nfslike) a read right after
- * MPI_File_sync stopped at the file's old end in about 4 runs of 10, and the
- * next read too; with this and stopped_short, in about 3 of 10, the first
- * read only: not the whole cause (docs/architecture.md). */
+ * before the sync in it. pario's reads are whole windows anyway. Added when a
+ * read right after MPI_File_sync stopped at the file's old end on the test
+ * bed (diffgen seed 1 case 27, cache nfslike); that came mostly from
+ * GlusterFS's read-ahead translator, a cache in the client process that no
+ * fadvise reaches, which the test bed now leaves off (docs/architecture.md). */
 static void read_no_further(io_handle *h) {
     if (!h->read_exact) {
         posix_fadvise(h->fd, 0, 0, POSIX_FADV_RANDOM);

@@ -185,6 +185,9 @@ void io_file_apply_costs(pario_file *fh);
  * to the storage (a client that caches between opens: io_driver.flush), so
  * that other clients see it once the call that wrote it returns. */
 int io_file_flushed(pario_file *fh, int rc);
+/* Drops what this rank's client caches of the file (io_driver.drop_cached;
+ * nothing where the client caches nothing). */
+void io_file_drop_cached(pario_file *fh);
 /* Before a collective call whose bytes other ranks may read or write for
  * this one, where the client caches between opens: this rank's earlier
  * writes flushed and its cached pages dropped. */

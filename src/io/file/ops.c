@@ -181,11 +181,15 @@ int io_file_flushed(pario_file *fh, int rc) {
     return fh->io.drv->flush(&fh->io, &fh->last);
 }
 
+void io_file_drop_cached(pario_file *fh) {
+    if (fh->io.drv->drop_cached)
+        fh->io.drv->drop_cached(&fh->io);
+}
+
 int io_file_meet_storage(pario_file *fh) {
     if (!io_client_caches(&fh->io))
         return PARIO_OK;
-    if (fh->io.drv->drop_cached)
-        fh->io.drv->drop_cached(&fh->io);
+    io_file_drop_cached(fh);
     return io_file_flushed(fh, PARIO_OK);
 }
 

@@ -119,8 +119,7 @@ static int sync_all(pario_file *fh, int rc, pario_error *err) {
             rc = fh->io.drv->sync(&fh->io, err);
         rc = io_agree(fh->comm, rc, err);
     }
-    if (fh->io.drv->drop_cached)
-        fh->io.drv->drop_cached(&fh->io);
+    io_file_drop_cached(fh);
     return rc;
 }
 
