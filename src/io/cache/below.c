@@ -17,9 +17,9 @@ int io_below_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err) {
     return h->below->unlock(h, off, len, err);
 }
 
-void io_below_drop_cached(io_handle *h) {
+void io_below_drop_cached(io_handle *h, int64_t off, int64_t len) {
     if (h->below->drop_cached)
-        h->below->drop_cached(h);
+        h->below->drop_cached(h, off, len);
 }
 
 int io_below_flush(io_handle *h, pario_error *err) {

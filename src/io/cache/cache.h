@@ -52,7 +52,7 @@ extern const io_driver io_driver_cache;
 int io_below_open(io_handle *h, const char *path, int flags, pario_error *err);
 int io_below_lock(io_handle *h, int64_t off, int64_t len, int write, pario_error *err);
 int io_below_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err);
-void io_below_drop_cached(io_handle *h);
+void io_below_drop_cached(io_handle *h, int64_t off, int64_t len);
 int io_below_flush(io_handle *h, pario_error *err);
 int io_below_remove(const char *path, pario_error *err);
 int64_t io_below_block_size(const char *path);

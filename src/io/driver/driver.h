@@ -77,11 +77,11 @@ struct io_driver {
     /* Byte-range lock (exclusive when `write`), blocking; len 0 means to the end. */
     int (*lock)(io_handle *h, int64_t off, int64_t len, int write, pario_error *err);
     int (*unlock)(io_handle *h, int64_t off, int64_t len, pario_error *err);
-    /* Drops what this process's client caches of the file, so that later reads
-     * ask the storage: where it caches between opens, the half of
-     * MPI_File_sync that makes the others' synced writes visible. NULL: it
-     * caches nothing. */
-    void (*drop_cached)(io_handle *h);
+    /* Drops what this process's client caches of bytes [off, off + len) of the
+     * file (len 0: to its end), so that later reads ask the storage: where it
+     * caches between opens, the half of MPI_File_sync that makes the others'
+     * synced writes visible. NULL: it caches nothing. */
+    void (*drop_cached)(io_handle *h, int64_t off, int64_t len);
     /* Where the client caches between opens, makes what was written through h
      * since its last flush reach the storage (fdatasync), for other clients to
      * read. NULL: every write reaches it at once. */
@@ -89,6 +89,9 @@ struct io_driver {
     int (*remove)(const char *path, pario_error *err);
     /* Preferred I/O size of the storage under path (file system block size). */
     int64_t (*block_size)(const char *path);
+    /* h's cache_wish and prealloc_min were set from the hints: passes them to
+     * the handles h is made of (a striped file's objects). NULL: none. */
+    void (*apply)(io_handle *h);
 };
 
 /* Something may have been written, truncated or created through h since its

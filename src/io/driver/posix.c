@@ -392,9 +392,9 @@ static int posix_unlock(io_handle *h, int64_t off, int64_t len, pario_error *err
 
 /* Drops the client's cached pages of the file where it caches between
  * opens (the kernel's page cache; pages still being written stay). */
-static void posix_drop_cached(io_handle *h) {
+static void posix_drop_cached(io_handle *h, int64_t off, int64_t len) {
     if (h->fd >= 0 && io_client_caches(h))
-        drop_pages(h, 0, 0);
+        drop_pages(h, off, len);
 }
 
 static int posix_remove(const char *path, pario_error *err) {

@@ -211,9 +211,6 @@ static int64_t cursor_take(iov_cursor *c, int64_t at, int64_t len, struct iovec 
 static int write_object(io_handle *h, int obj, iov_cursor *c, int64_t off, int64_t len,
                         pario_error *err) {
     io_handle *o = &h->stripe->objects[obj];
-    atomic_store_explicit(&o->prealloc_min,
-                          atomic_load_explicit(&h->prealloc_min, memory_order_relaxed),
-                          memory_order_relaxed);
     struct iovec batch[STRIPE_IOV_BATCH];
     int n = 0;
     int64_t start = 0, at, plen, ooff;
@@ -350,16 +347,30 @@ static int stripe_preallocate(io_handle *h, int64_t size, pario_error *err) {
     return each_object_share(h, size, io_driver_posix.preallocate, err);
 }
 
-/* Object i of h, told whether the client caches as h is (the hint). */
-static io_handle *object_of(io_handle *h, int i) {
-    io_handle *o = &h->stripe->objects[i];
-    o->cache_wish = h->cache_wish;
-    return o;
+/* The objects follow the hints set on the logical file: whether the
+ * client caches, which writes reserve their blocks first. */
+static void stripe_apply(io_handle *h) {
+    if (!h->stripe)
+        return;
+    for (int i = 0; i < h->stripe->layout.factor; i++) {
+        io_handle *o = &h->stripe->objects[i];
+        o->cache_wish = h->cache_wish;
+        atomic_store_explicit(&o->prealloc_min,
+                              atomic_load_explicit(&h->prealloc_min, memory_order_relaxed),
+                              memory_order_relaxed);
+    }
 }
 
-static void stripe_drop_cached(io_handle *h) {
-    for (int i = 0; i < h->stripe->layout.factor; i++)
-        io_driver_posix.drop_cached(object_of(h, i));
+/* Every object's bytes in the stripe rows that logical [off, off + len)
+ * touches (len 0: to the end): from the first row's unit on each object to
+ * the end of the last row's. */
+static void stripe_drop_cached(io_handle *h, int64_t off, int64_t len) {
+    const io_stripe_layout *l = &h->stripe->layout;
+    int64_t row = l->unit * l->factor;
+    int64_t first = off / row * l->unit;
+    int64_t span = len > 0 ? ((off + len - 1) / row + 1) * l->unit - first : 0;
+    for (int i = 0; i < l->factor; i++)
+        io_driver_posix.drop_cached(&h->stripe->objects[i], first, span);
 }
 
 /* Locks live on the record at logical offsets: the same ranges, the same
@@ -371,14 +382,14 @@ static int stripe_lock(io_handle *h, int64_t off, int64_t len, int write, pario_
     io_handle record = {.fd = h->fd, .path = h->path};
     int rc = io_driver_posix.lock(&record, off, len, write, err);
     if (rc == PARIO_OK)
-        stripe_drop_cached(h);
+        stripe_drop_cached(h, off, len);
     return rc;
 }
 
 static int stripe_flush(io_handle *h, pario_error *err) {
     int frc = PARIO_OK;
     for (int i = 0; i < h->stripe->layout.factor; i++) {
-        int rc = io_driver_posix.flush(object_of(h, i), err);
+        int rc = io_driver_posix.flush(&h->stripe->objects[i], err);
         frc = frc != PARIO_OK ? frc : rc;
     }
     return frc;
@@ -425,4 +436,5 @@ const io_driver io_driver_stripe = {
     .flush = stripe_flush,
     .remove = stripe_remove,
     .block_size = NULL, /* the unit is the layout's (io_handle.stripe) */
+    .apply = stripe_apply,
 };

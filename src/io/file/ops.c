@@ -173,6 +173,8 @@ void io_file_apply_costs(pario_file *fh) {
     int pays = io_costs_reserve_pays(&fh->costs, fh->io.reserve_measured);
     atomic_store_explicit(&fh->io.prealloc_min, io_hints_prealloc_min(h, pays),
                           memory_order_relaxed);
+    if (fh->io.drv && fh->io.drv->apply)
+        fh->io.drv->apply(&fh->io);
 }
 
 int io_file_flushed(pario_file *fh, int rc) {
@@ -183,7 +185,7 @@ int io_file_flushed(pario_file *fh, int rc) {
 
 void io_file_drop_cached(pario_file *fh) {
     if (fh->io.drv->drop_cached)
-        fh->io.drv->drop_cached(&fh->io);
+        fh->io.drv->drop_cached(&fh->io, 0, 0);
 }
 
 int io_file_meet_storage(pario_file *fh) {
