@@ -19,7 +19,10 @@ targets of issue 13 and writes the document `pario report` renders:
           (brute force and differential attack)
 
 With --reps R the programs time R interleaved repetitions (default: stream 5,
-sdes 21); every configuration runs once per (path, ranks).
+sdes 21); every configuration runs once per (path, ranks). stream's
+--variants names the methods to run (e.g. cast,c: more repetitions of the
+comparison a target needs, in less time); its arrays together hold at least
+4x the last-level cache the machine reports (STREAM's rule), unless --size.
 """
 import time
 from dataclasses import dataclass
@@ -70,6 +73,15 @@ def program_args(args, scenario):
         if not scenario.size_flag:
             raise pario_env.SetupError(f"--size does not apply to {args.scenario}")
         out += [scenario.size_flag, str(args.size)]
+    if args.variants:
+        if args.scenario != "stream":
+            raise pario_env.SetupError(f"--variants does not apply to {args.scenario}")
+        unknown = [m for m in args.variants.split(",") if m not in STREAM_METHODS]
+        if unknown:
+            raise pario_env.SetupError(f"--variants {args.variants}: no method "
+                                       f"{', '.join(unknown)} (stream has "
+                                       f"{', '.join(STREAM_METHODS)})")
+        out += ["-M", args.variants]  # the methods, e.g. cast,c
     if args.quick and not args.size and not args.reps:
         out += ["-n", "262144", "-m", "4096", "-r", "3"] if args.scenario == "stream" else \
             ["-r", "5"]
@@ -175,7 +187,7 @@ def stream_targets(doc):
     for path, n in groups(doc):
         c = stream_rec(doc, path, n, "c", "-", "triad")
         if path == "local":
-            for block in ("largest", "128"):
+            for block in ("1", "128", "largest"):
                 cast.append((f"{n} ranks, B={block}", rate_ratio(
                     stream_rec(doc, path, n, "cast", block, "triad"), c, "mb_s_rank")))
             for method in ("ptr", "walk"):

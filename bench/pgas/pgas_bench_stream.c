@@ -30,18 +30,21 @@
  * Output: one JSON object per configuration and kernel on rank 0; the exit
  * status is 1 when any check failed.
  *
- * Usage: pgas_bench_stream [-n ELEMS] [-r REPS] [-m SLOW_ELEMS]
- *   ELEMS       elements per array (default 6291456: 3 x 48 MiB, 4.5 x a
- *               32 MiB last-level cache)
+ * Usage: pgas_bench_stream [-n ELEMS] [-r REPS] [-m SLOW_ELEMS] [-M METHODS]
+ *   ELEMS       elements per array (default: STREAM's rule, the three
+ *               arrays together at least 4 x the last-level cache this
+ *               machine reports, and at least 6291456)
  *   SLOW_ELEMS  elements of the arrays of the element-wise shifted runs
  *               across nodes, where every access is a round trip
- *               (default 65536) */
+ *               (default 65536)
+ *   METHODS     comma-separated methods to run (default all), e.g. cast,c */
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_stats.h"
 #include "pario/pgas.h"
@@ -50,7 +53,12 @@
 /* Doubles per bulk transfer and per MPI_Get: 256 KiB, a buffer that stays
  * in the second-level cache while it is computed on. */
 #define CHUNK_ELEMS ((uint64_t)32768)
-#define DEFAULT_ELEMS ((uint64_t)6291456)
+/* The smallest default array (3 x 48 MiB); larger when the last-level cache
+ * is larger than 36 MiB. */
+#define MIN_DEFAULT_ELEMS ((uint64_t)6291456)
+/* Default sizes are multiples of 128 x every rank count up to 8 (840 is the
+ * least common multiple of 1..8), so every run of one machine has the same. */
+#define ELEMS_QUANTUM ((uint64_t)128 * 840)
 #define DEFAULT_SLOW_ELEMS ((uint64_t)65536)
 #define DEFAULT_REPS 5
 #define MAX_REPS 64
@@ -106,6 +114,7 @@ typedef struct bench {
     pario_pgas *ctx;
     int rank, nranks;
     int reps;
+    unsigned methods; /* bit m: method m runs (-M) */
     double *buf[3]; /* CHUNK_ELEMS each: u, v, dst of bulk and fetch */
     int failures;
 } bench;
@@ -645,6 +654,18 @@ static int neighbours_mapped(bench *bm) {
 
 /* ---- reporting ---- */
 
+/* Bytes of the largest cache the machine reports (0 when it reports none). */
+static uint64_t last_level_cache_bytes(void) {
+    static const int levels[] = {_SC_LEVEL4_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE,
+                                 _SC_LEVEL2_CACHE_SIZE};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+        long bytes = sysconf(levels[i]);
+        if (bytes > 0)
+            return (uint64_t)bytes;
+    }
+    return 0;
+}
+
 static void report(bench *bm, const config *c, int k, uint64_t count, double *usec,
                    double *rank_usec, int checked) {
     if (bm->rank != 0)
@@ -667,11 +688,12 @@ static void report(bench *bm, const config *c, int k, uint64_t count, double *us
     printf("{\"bench\":\"stream\",\"method\":\"%s\",\"block\":\"%s\",\"block_factor\":%llu,"
            "\"shifted\":%d,\"kernel\":\"%s\",\"elems\":%llu,\"ranks\":%d,\"reps\":%d,"
            "\"usec_median\":%.1f,\"usec_min\":%.1f,\"usec_max\":%.1f,"
-           "\"mb_s_total\":%.1f,\"mb_s_total_best\":%.1f,\"mb_s_rank\":%.1f,\"validated\":%s}\n",
+           "\"mb_s_total\":%.1f,\"mb_s_total_best\":%.1f,\"mb_s_rank\":%.1f,\"validated\":%s,"
+           "\"llc_bytes\":%llu}\n",
            method_name[c->method], s ? s->block_name : "-", (unsigned long long)(s ? s->block : 0),
            c->shifted, kernel_name[k], (unsigned long long)count, n, reps, tot.median, tot.min,
            tot.max, bytes / tot.median, bytes / tot.min, bytes / n / rank_s.median,
-           checked ? "true" : "false");
+           checked ? "true" : "false", (unsigned long long)last_level_cache_bytes());
     fflush(stdout);
 }
 
@@ -680,10 +702,36 @@ static void report(bench *bm, const config *c, int k, uint64_t count, double *us
 typedef struct options {
     uint64_t elems, slow_elems;
     int reps;
+    unsigned methods; /* bit m: method m runs */
 } options;
 
+/* The bits of a comma-separated list of method names; 0 when a name is unknown. */
+static unsigned methods_of(const char *list) {
+    unsigned bits = 0;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        int m = 0;
+        while (m < NMETHODS && strcmp(name, method_name[m]) != 0)
+            m++;
+        if (m == NMETHODS)
+            return 0;
+        bits |= 1u << m;
+    }
+    return bits;
+}
+
+/* STREAM's rule: the arrays together at least 4 x the last-level cache, so
+ * no kernel runs from the cache. */
+static uint64_t default_elems(void) {
+    uint64_t need = 4 * last_level_cache_bytes() / (NARRAYS * sizeof(double));
+    uint64_t elems = need > MIN_DEFAULT_ELEMS ? need : MIN_DEFAULT_ELEMS;
+    return (elems + ELEMS_QUANTUM - 1) / ELEMS_QUANTUM * ELEMS_QUANTUM;
+}
+
 static int parse_options(int argc, char **argv, options *o) {
-    *o = (options){DEFAULT_ELEMS, DEFAULT_SLOW_ELEMS, DEFAULT_REPS};
+    *o = (options){default_elems(), DEFAULT_SLOW_ELEMS, DEFAULT_REPS, (1u << NMETHODS) - 1};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-n"))
             o->elems = strtoull(argv[i + 1], NULL, 10);
@@ -691,17 +739,23 @@ static int parse_options(int argc, char **argv, options *o) {
             o->slow_elems = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "-r"))
             o->reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-M"))
+            o->methods = methods_of(argv[i + 1]);
         else
             return 0;
     }
     return (argc % 2) == 1 && o->reps >= 1 && o->reps <= MAX_REPS && o->elems > 0 &&
-           o->slow_elems > 0;
+           o->slow_elems > 0 && o->methods != 0;
 }
 
 enum { SET_1, SET_128, SET_FIT, SMALL_128, SMALL_FIT, NSETS };
 #define MAX_CONFIGS 32
 
-static int add_config(config *cs, int n, int method, int shifted, shared_set *s, plain_set *p) {
+/* Adds a configuration of a method -M chose. */
+static int add_config(const bench *bm, config *cs, int n, int method, int shifted, shared_set *s,
+                      plain_set *p) {
+    if (!(bm->methods & (1u << method)))
+        return n;
     cs[n] = (config){method, shifted, s, p};
     return n + 1;
 }
@@ -712,20 +766,20 @@ static int plan(bench *bm, shared_set *sets, plain_set *c_set, plain_set *mpi_se
     int n = 0;
     for (int b = SET_1; b <= SET_FIT; b++)
         for (int m = M_PTR; m <= M_BULK; m++)
-            n = add_config(cs, n, m, 0, &sets[b], NULL);
-    n = add_config(cs, n, M_C, 0, NULL, c_set);
-    n = add_config(cs, n, M_MPI, 0, NULL, mpi_set);
+            n = add_config(bm, cs, n, m, 0, &sets[b], NULL);
+    n = add_config(bm, cs, n, M_C, 0, NULL, c_set);
+    n = add_config(bm, cs, n, M_MPI, 0, NULL, mpi_set);
     if (bm->nranks < 2)
         return n;
     for (int b = SET_128; b <= SET_FIT; b++) {
         shared_set *slow = local ? &sets[b] : &sets[b - SET_128 + SMALL_128];
-        n = add_config(cs, n, M_PTR, 1, slow, NULL);
-        n = add_config(cs, n, M_WALK, 1, slow, NULL);
+        n = add_config(bm, cs, n, M_PTR, 1, slow, NULL);
+        n = add_config(bm, cs, n, M_WALK, 1, slow, NULL);
         if (local)
-            n = add_config(cs, n, M_CAST, 1, &sets[b], NULL);
-        n = add_config(cs, n, M_BULK, 1, &sets[b], NULL);
+            n = add_config(bm, cs, n, M_CAST, 1, &sets[b], NULL);
+        n = add_config(bm, cs, n, M_BULK, 1, &sets[b], NULL);
     }
-    return add_config(cs, n, M_MPI, 1, NULL, mpi_set);
+    return add_config(bm, cs, n, M_MPI, 1, NULL, mpi_set);
 }
 
 static int run(bench *bm, const options *o) {
@@ -795,12 +849,13 @@ int main(int argc, char **argv) {
         if (bm.rank == 0)
             fprintf(stderr,
                     "usage: pgas_bench_stream [-n ELEMS] [-r REPS (1..%d)] "
-                    "[-m SLOW_ELEMS]; element counts multiples of 128 x ranks\n",
+                    "[-m SLOW_ELEMS] [-M METHODS]; element counts multiples of 128 x ranks\n",
                     MAX_REPS);
         MPI_Finalize();
         return 2;
     }
     bm.reps = o.reps;
+    bm.methods = o.methods;
     const uint64_t counts[NSETS] = {o.elems, o.elems, o.elems, o.slow_elems, o.slow_elems};
     const uint64_t blocks[NSETS] = {1, 128, PARIO_PGAS_BLOCK_FIT, 128, PARIO_PGAS_BLOCK_FIT};
     pario_pgas_config cfg = {heap_bytes(counts, blocks, NSETS, bm.nranks), 0};
