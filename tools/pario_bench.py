@@ -61,8 +61,8 @@ SCENARIOS = {
                           "vector types with 8 B..4 KiB blocks in file, memory, or both",
                           "bytes per rank (default 1m)", "16k"),
     "hpcx": Scenario("io_hpcx",
-                     "file per task, one shared file, all read the same file, and that read "
-                     "once per node (pario_read_once) (seed 001)",
+                     "file per task, one shared file, all read the same file (independent "
+                     "reads, with pario_read_once, and collective reads) (seed 001)",
                      "bytes per rank (default 16m)", "1m"),
     "wellformed": Scenario("io_wellformed",
                            "records of 800,000 B vs 1 MiB interleaved in a shared file, the "

@@ -5,6 +5,8 @@
  *             only a read is reported
  *   readsame-once  the same with pario_read_once=enable: pario reads the file
  *             once per node into shared memory (other MPI-IOs ignore the hint)
+ *   readsame-all  the same with collective reads (MPI_File_read_at_all) and no
+ *             hint: pario may recognise the pattern (io/coll/route.c, rule 6)
  * Each rank moves --size bytes (default 16 MiB) in transfers of 1 MiB. As in the
  * study, the timed region includes open and close, and the rate is the bytes of all
  * ranks divided by the time of the slowest rank. */
@@ -19,7 +21,14 @@
 /* Bytes per write/read call: a large sequential request, as a Fortran record would be. */
 #define HPCX_TRANSFER (1LL << 20)
 
-enum hpcx_kind { KIND_FPP, KIND_SHARED, KIND_READSAME, KIND_READSAME_ONCE, KINDS };
+enum hpcx_kind {
+    KIND_FPP,
+    KIND_SHARED,
+    KIND_READSAME,
+    KIND_READSAME_ONCE,
+    KIND_READSAME_ALL,
+    KINDS
+};
 
 static long long bytes_per_rank(const ib_ctx *c) {
     long long b = c->size ? ib_parse_bytes(c->size) : HPCX_DEFAULT_BYTES_PER_RANK;
@@ -42,13 +51,19 @@ static void write_region(MPI_File fh, const char *buf, long long len, long long 
     }
 }
 
-/* Reads `len` bytes from file offsets file_base.. into `buf`, in transfers. */
-static void read_region(MPI_File fh, char *buf, long long len, long long file_base) {
+/* Reads `len` bytes from file offsets file_base.. into `buf`, in transfers
+ * (collective ones when coll). */
+static void read_region(MPI_File fh, char *buf, long long len, long long file_base, int coll) {
     for (long long off = 0; off < len; off += HPCX_TRANSFER) {
         long long n = len - off < HPCX_TRANSFER ? len - off : HPCX_TRANSFER;
-        ib_mpi_check(
-            MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE, MPI_STATUS_IGNORE),
-            "MPI_File_read_at");
+        if (coll)
+            ib_mpi_check(MPI_File_read_at_all(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
+                                              MPI_STATUS_IGNORE),
+                         "MPI_File_read_at_all");
+        else
+            ib_mpi_check(MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
+                                          MPI_STATUS_IGNORE),
+                         "MPI_File_read_at");
     }
 }
 
@@ -68,12 +83,12 @@ static double timed_write(const ib_ctx *c, MPI_Comm comm, const char *path, cons
 
 /* Timed open + read + close of one region; returns seconds. */
 static double timed_read(const ib_ctx *c, MPI_Comm comm, const char *path, char *buf, long long len,
-                         long long file_base, MPI_Info info) {
+                         long long file_base, MPI_Info info, int coll) {
     MPI_File fh;
     double t0 = ib_start(c->comm);
     ib_mpi_check(MPI_File_open(comm, path, MPI_MODE_RDONLY, info, &fh), "MPI_File_open");
     ib_note_file(c, fh);
-    read_region(fh, buf, len, file_base);
+    read_region(fh, buf, len, file_base, coll);
     ib_mpi_check(MPI_File_close(&fh), "MPI_File_close");
     return MPI_Wtime() - t0;
 }
@@ -124,15 +139,16 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
         own_path(c, path, sizeof(path));
         if (c->mode == IB_DURABLE)
             ib_drop_cache(path);
-        t->seconds = timed_read(c, MPI_COMM_SELF, path, buf, len, 0, MPI_INFO_NULL);
+        t->seconds = timed_read(c, MPI_COMM_SELF, path, buf, len, 0, MPI_INFO_NULL, 0);
         MPI_File_delete(path, MPI_INFO_NULL);
     } else if (v->param == KIND_SHARED) {
         t->seconds =
-            timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len, MPI_INFO_NULL);
+            timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len, MPI_INFO_NULL, 0);
     } else {
         static const char *const once[] = {"pario_read_once", "enable", NULL};
         MPI_Info info = ib_info(v->param == KIND_READSAME_ONCE ? once : NULL);
-        t->seconds = timed_read(c, c->comm, c->path, buf, len, 0, info);
+        t->seconds =
+            timed_read(c, c->comm, c->path, buf, len, 0, info, v->param == KIND_READSAME_ALL);
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
     }
@@ -142,7 +158,8 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
 }
 
 static int hpcx_setup(const ib_ctx *c, ib_variant *vars, int max_vars, int *nvars) {
-    static const char *const names[KINDS] = {"fpp", "shared", "readsame", "readsame-once"};
+    static const char *const names[KINDS] = {"fpp", "shared", "readsame", "readsame-once",
+                                             "readsame-all"};
     if (bytes_per_rank(c) < 8 || max_vars < KINDS)
         return -1;
     for (int i = 0; i < KINDS; i++) {

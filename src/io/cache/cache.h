@@ -38,6 +38,13 @@ int io_cache_wanted(const io_hints *hints, int amode);
 /* Whether h goes through the global cache, whose calls communicate: only
  * the program's thread may make them. */
 int io_cache_on(const io_handle *h);
+/* Whether h reads through its node's copy (reading once per node). */
+int io_cache_once_on(const io_handle *h);
+/* Reading once per node chosen by the access pattern (io/coll/route.c): as
+ * pario_read_once=enable does at open, but only for a file of at most twice
+ * `span` bytes (what the ranks ask for is most of it). Collective on comm;
+ * the outcome is the same on every rank (io_cache_once_on says which). */
+int io_cache_attach_once_span(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span);
 
 /* At MPI_Finalize for a file never closed: the owner writes its dirty pages
  * back (no collective call; the other processes finalize in any order). */

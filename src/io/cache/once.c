@@ -208,7 +208,8 @@ static int window_make(once_layer *o) {
     return 1;
 }
 
-int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err) {
+/* span < 0: any size up to read_once_max; else also at most 2 x span. */
+static int attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span) {
     once_layer *o = calloc(1, sizeof *o);
     int ok = o != NULL;
     if (o) {
@@ -220,7 +221,8 @@ int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, par
     if (ok) {
         o->size = node_file_size(h, o->node);
         o->pieces = (o->size + ONCE_PIECE - 1) / ONCE_PIECE;
-        ok = o->size >= 0 && o->size <= hints->read_once_max && window_make(o);
+        ok = o->size >= 0 && o->size <= hints->read_once_max && (span < 0 || o->size / 2 <= span) &&
+             window_make(o);
     }
     int all = 0; /* the same on every process: a file read once everywhere or nowhere */
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
@@ -229,13 +231,25 @@ int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, par
     if (!all) {
         if (o)
             layer_free(o);
-        (void)err;
         return PARIO_OK; /* read as usual: the hint is advice */
     }
     h->below = h->drv;
     h->drv = &io_driver_once;
     h->layer = o;
     return PARIO_OK;
+}
+
+int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err) {
+    (void)err;
+    return attach_once(h, comm, hints, -1);
+}
+
+int io_cache_attach_once_span(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span) {
+    return attach_once(h, comm, hints, span);
+}
+
+int io_cache_once_on(const io_handle *h) {
+    return h->drv == &io_driver_once;
 }
 
 int io_cache_wanted(const io_hints *hints, int amode) {

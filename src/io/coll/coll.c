@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "common/error.h"
+#include "io/async/async.h"
+#include "io/cache/cache.h"
 #include "io/coll/coll_internal.h"
 #include "io/coll/route.h"
 #include "io/indep/access.h"
@@ -134,6 +136,11 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
         if (rc == PARIO_OK)
             c->moved = c->total;
         return rc;
+    }
+    if (coll_read_once_applies(fh, c->write, all)) {
+        fh->once_judged = 1;
+        io_async_drain(fh); /* requests in flight finish on the handle as it is */
+        io_cache_attach_once_span(&fh->io, fh->comm, &fh->hints, all[0].bytes);
     }
     coll_route route = coll_route_by_ranges(fh, c->write, all);
     coll_route_count(fh, route);

@@ -51,6 +51,32 @@ static int funnel_applies(const pario_file *fh) {
            fh->nranks <= COLL_SMALL_MAX_RANKS;
 }
 
+/* Rule 6, reading once per node by the pattern (seed 001: every task reads
+ * the same input). Where read calls are request-bound (a network file
+ * system: each rank's own read is a round trip to the servers), ranks share
+ * nodes, the file is read-only and pario_read_once is left automatic, the
+ * first collective read whose ranks all ask the same contiguous bytes turns
+ * on what pario_read_once=enable does at open (io/cache/once.c): from then
+ * on each node reads the file once into shared memory and its ranks copy
+ * from there, for collective and independent reads alike. It is judged on
+ * one call per file, and taken only where those bytes are at least half the
+ * file (the node's copy is loaded whole). On one node collective reads are
+ * each rank's own (rule 2) and exchange no ranges, so the pattern is not
+ * seen there; the hint still turns it on. */
+int coll_read_once_applies(const pario_file *fh, int write, const coll_range *all) {
+    if (write || fh->once_judged || !(fh->amode & MPI_MODE_RDONLY) ||
+        fh->hints.read_once != IO_AUTOMATIC || !fh->request_bound_reads ||
+        fh->nnodes >= fh->nranks || io_cache_on(&fh->io) || io_cache_once_on(&fh->io))
+        return 0;
+    const coll_range *a = &all[0];
+    if (a->bytes <= 0 || a->bytes != a->end - a->first)
+        return 0;
+    for (int r = 1; r < fh->nranks; r++)
+        if (all[r].first != a->first || all[r].end != a->end || all[r].bytes != a->bytes)
+            return 0;
+    return 1;
+}
+
 coll_route coll_route_first(const pario_file *fh, int write) {
     if (write && kept_applies(fh))
         return COLL_ROUTE_KEPT;
@@ -68,7 +94,8 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   data by file offset, which such a view does not map to one position.
  *   So do calls over the global cache (io/cache): each rank's pieces go to
  *   their pages' owners, which is the aggregation, and the cache's RMA
- *   stays in this thread.
+ *   stays in this thread; and reads through a node's copy (reading once per
+ *   node), where every rank copies its own bytes from shared memory.
  * - romio_cb_* enable asks for two-phase.
  * - Rule 4, own sieved writes: on one node, views with holes whose blocks
  *   all average under COLL_TINY_BLOCK (and spread at most COLL_MAX_SPREAD)
@@ -83,7 +110,7 @@ coll_route coll_route_first(const pario_file *fh, int write) {
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
     if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views ||
-        io_cache_on(&fh->io))
+        io_cache_on(&fh->io) || (!write && io_cache_once_on(&fh->io)))
         return COLL_ROUTE_INDEPENDENT;
     if (sw == IO_ENABLE)
         return COLL_ROUTE_TWOPHASE;

@@ -24,6 +24,9 @@ typedef enum coll_route {
  * open/set_view/set_info, the views' agreement, the mode): the same answer
  * on every rank. KEPT, OWN_READ, FUNNEL or BY_RANGES. */
 coll_route coll_route_first(const pario_file *fh, int write);
+/* Once every rank's range is known, before the route: whether this read
+ * turns on reading once per node (the same answer on every rank). */
+int coll_read_once_applies(const pario_file *fh, int write, const struct coll_range *all);
 /* Once every rank's range is known: TWOPHASE, OWN_SIEVED or INDEPENDENT. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const struct coll_range *all);
 /* Aggregators of a two-phase call over a span of file bytes with windows

@@ -77,6 +77,8 @@ struct pario_file {
                                        files; agreed): collective reads go independent */
     int request_bound_reads;        /* some rank's read call costs at least
                                        COLL_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
+    int once_judged;                /* a collective read's pattern was judged for reading
+                                       once per node (agreed, io/coll/route.c) */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
     struct kept_window *kept_idle;  /* a window that waits with comm for the next file */
     int kept_pending;               /* a collective write was kept on some rank since the
