@@ -40,11 +40,13 @@ int io_cache_wanted(const io_hints *hints, int amode);
 int io_cache_on(const io_handle *h);
 /* Whether h reads through its node's copy (reading once per node). */
 int io_cache_once_on(const io_handle *h);
-/* Reading once per node chosen by the access pattern (io/coll/route.c): as
- * pario_read_once=enable does at open, but only for a file of at most twice
- * `span` bytes (what the ranks ask for is most of it). Collective on comm;
- * the outcome is the same on every rank (io_cache_once_on says which). */
-int io_cache_attach_once_span(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span);
+/* Reading once per node over h: at open for pario_read_once=enable (span
+ * < 0), or chosen by the access pattern (io/coll/route.c), then only for a
+ * file of at most twice `span` bytes (what the ranks ask for is most of
+ * it). Collective on comm, the outcome the same on every rank
+ * (io_cache_once_on says which): a file larger than read_once_max, or a
+ * window that cannot be made, leaves h as it was, since it is advice. */
+int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span);
 
 /* At MPI_Finalize for a file never closed: the owner writes its dirty pages
  * back (no collective call; the other processes finalize in any order). */
@@ -52,7 +54,6 @@ int io_cache_finalize(io_handle *h, pario_error *err);
 
 /* Cache layers (internal to io/cache). */
 int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err);
-int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err);
 extern const io_driver io_driver_cache;
 /* What both layers pass straight to the driver below them (below.c). A layer
  * is put over a file already open, so its open only refuses. */

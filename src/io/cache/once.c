@@ -208,8 +208,7 @@ static int window_make(once_layer *o) {
     return 1;
 }
 
-/* span < 0: any size up to read_once_max; else also at most 2 x span. */
-static int attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span) {
+int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span) {
     once_layer *o = calloc(1, sizeof *o);
     int ok = o != NULL;
     if (o) {
@@ -239,15 +238,6 @@ static int attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64
     return PARIO_OK;
 }
 
-int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, pario_error *err) {
-    (void)err;
-    return attach_once(h, comm, hints, -1);
-}
-
-int io_cache_attach_once_span(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span) {
-    return attach_once(h, comm, hints, span);
-}
-
 int io_cache_once_on(const io_handle *h) {
     return h->drv == &io_driver_once;
 }
@@ -260,7 +250,7 @@ int io_cache_wanted(const io_hints *hints, int amode) {
 int io_cache_attach(io_handle *h, MPI_Comm comm, const io_hints *hints, int amode,
                     pario_error *err) {
     if ((amode & MPI_MODE_RDONLY) && hints->read_once == IO_ENABLE)
-        return io_cache_attach_once(h, comm, hints, err);
+        return io_cache_attach_once(h, comm, hints, -1);
     if (hints->cache == IO_ENABLE)
         return io_cache_attach_global(h, comm, hints, err);
     return PARIO_OK;

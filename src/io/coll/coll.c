@@ -140,7 +140,7 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     if (coll_read_once_applies(fh, c->write, all)) {
         fh->once_judged = 1;
         io_async_drain(fh); /* requests in flight finish on the handle as it is */
-        io_cache_attach_once_span(&fh->io, fh->comm, &fh->hints, all[0].bytes);
+        io_cache_attach_once(&fh->io, fh->comm, &fh->hints, all[0].bytes);
     }
     coll_route route = coll_route_by_ranges(fh, c->write, all);
     coll_route_count(fh, route);
