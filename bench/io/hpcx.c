@@ -5,8 +5,8 @@
  *             only a read is reported
  *   readsame-once  the same with pario_read_once=enable: pario reads the file
  *             once per node into shared memory (other MPI-IOs ignore the hint)
- *   readsame-all  the same with collective reads (MPI_File_read_at_all) and no
- *             hint: pario may recognise the pattern (io/coll/route.c, rule 6)
+ *   readsame-all  every rank reads the whole file in one MPI_File_read_at_all,
+ *             no hint: pario may recognise the pattern (io/coll/route.c, rule 6)
  * Each rank moves --size bytes (default 16 MiB) in transfers of 1 MiB. As in the
  * study, the timed region includes open and close, and the rate is the bytes of all
  * ranks divided by the time of the slowest rank. */
@@ -51,19 +51,20 @@ static void write_region(MPI_File fh, const char *buf, long long len, long long 
     }
 }
 
-/* Reads `len` bytes from file offsets file_base.. into `buf`, in transfers
- * (collective ones when coll). */
+/* Reads `len` bytes from file offsets file_base.. into `buf`: in transfers,
+ * or (coll) in one collective call, as a program reads its whole input. */
 static void read_region(MPI_File fh, char *buf, long long len, long long file_base, int coll) {
+    if (coll) {
+        ib_mpi_check(
+            MPI_File_read_at_all(fh, file_base, buf, (int)len, MPI_BYTE, MPI_STATUS_IGNORE),
+            "MPI_File_read_at_all");
+        return;
+    }
     for (long long off = 0; off < len; off += HPCX_TRANSFER) {
         long long n = len - off < HPCX_TRANSFER ? len - off : HPCX_TRANSFER;
-        if (coll)
-            ib_mpi_check(MPI_File_read_at_all(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
-                                              MPI_STATUS_IGNORE),
-                         "MPI_File_read_at_all");
-        else
-            ib_mpi_check(MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
-                                          MPI_STATUS_IGNORE),
-                         "MPI_File_read_at");
+        ib_mpi_check(
+            MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE, MPI_STATUS_IGNORE),
+            "MPI_File_read_at");
     }
 }
 

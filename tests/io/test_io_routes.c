@@ -147,8 +147,9 @@ int main(int argc, char **argv) {
     interleaved(none, 8, 200, tiny);
     /* Read calls that cost as much as 1 MiB (a network file system, as
      * pario calibrate would find it; told by the hint here): adjacent small
-     * pieces across nodes are read by two-phase, one request for the lot. */
+     * pieces are read by two-phase, one request for the lot, across nodes
+     * and on one node alike (no own reads there). */
     const char *request_bound[] = {"pario_read_call_bytes", "1048576", NULL};
-    contiguous_parts(request_bound, kept, !many ? INDEPENDENT : one_node ? OWN_READ : TWOPHASE);
+    contiguous_parts(request_bound, kept, many ? TWOPHASE : INDEPENDENT);
     return ptest_finish();
 }
