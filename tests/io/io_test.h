@@ -3,8 +3,11 @@
 #ifndef PARIO_TESTS_IO_TEST_H
 #define PARIO_TESTS_IO_TEST_H
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "pario/io.h"
 #include "ptest.h"
 
@@ -39,6 +42,40 @@ static inline int iot_hint_is(pario_file *fh, const char *key, const char *want)
     MPI_Info_get(info, key, sizeof v - 1, v, &flag);
     MPI_Info_free(&info);
     return flag && strcmp(v, want) == 0;
+}
+
+/* Collective: target directories PREFIX0 .. PREFIX<n-1> in the test's
+ * directory, made by rank 0; out (cap bytes) gets their paths
+ * comma-separated, a pario_stripe_targets value, on every rank. */
+static inline void iot_stripe_targets(const char *prefix, int n, char *out, size_t cap) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        const char *dir = ptest_path(name);
+        if (rank == 0)
+            PT_CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
+        size_t at = strlen(out);
+        snprintf(out + at, cap - at, "%s%s", i ? "," : "", dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Collective: path holds `size` bytes of ptest_pattern_byte(offset, salt),
+ * written by rank 0; want gets the same bytes on every rank. */
+static inline void iot_pattern_file(const char *path, unsigned char *want, size_t size, int salt) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    ptest_pattern_fill(want, (int64_t)size, 0, salt);
+    if (rank == 0) {
+        FILE *f = fopen(path, "wb");
+        PT_CHECK(f && fwrite(want, 1, size, f) == size);
+        if (f)
+            fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* Whether all nranks ranks share one node (PARIO_NODE_SIZE unset, or at

@@ -15,17 +15,6 @@
 static int rank, nranks;
 static unsigned char want[SIZE], got[SIZE];
 
-static void make_file(const char *path) {
-    if (rank == 0) {
-        ptest_pattern_fill(want, SIZE, 0, 11);
-        FILE *f = fopen(path, "wb");
-        PT_CHECK(f && fwrite(want, 1, SIZE, f) == SIZE);
-        if (f)
-            fclose(f);
-    }
-    MPI_Bcast(want, SIZE, MPI_BYTE, 0, MPI_COMM_WORLD);
-}
-
 static void read_whole(pario_file *fh) {
     MPI_Count n = 0;
     memset(got, 0, SIZE);
@@ -94,7 +83,7 @@ int main(int argc, char **argv) {
     setenv("PARIO_FAULT", fault, 1);
     ptest_init();
     const char *path = ptest_path("once");
-    make_file(path);
+    iot_pattern_file(path, want, SIZE, 11);
     MPI_Comm node;
     int node_rank = 0;
     PT_MPI_OK(pario_node_comm(MPI_COMM_WORLD, &node));

@@ -18,17 +18,6 @@
 static int rank, nranks, shared_nodes;
 static unsigned char want[SIZE], got[SIZE];
 
-static void make_file(const char *path) {
-    if (rank == 0) {
-        ptest_pattern_fill(want, SIZE, 0, 13);
-        FILE *f = fopen(path, "wb");
-        PT_CHECK(f && fwrite(want, 1, SIZE, f) == SIZE);
-        if (f)
-            fclose(f);
-    }
-    MPI_Bcast(want, SIZE, MPI_BYTE, 0, MPI_COMM_WORLD);
-}
-
 /* Every rank [at, at + len) collectively, then an independent read of its band. */
 static void read_and_check(pario_file *fh, int64_t at, int64_t len) {
     MPI_Count n = 0;
@@ -66,7 +55,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     ptest_init();
     const char *path = ptest_path("once-pattern");
-    make_file(path);
+    iot_pattern_file(path, want, SIZE, 13);
     const char *bound[] = {"pario_read_call_bytes", "1048576", NULL};
     const char *bound_off[] = {"pario_read_call_bytes", "1048576", "pario_read_once", "disable",
                                NULL};

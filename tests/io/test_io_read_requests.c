@@ -1,12 +1,13 @@
 /* How many storage requests a collective read makes where read calls are
  * request-bound (io/coll/route.c, rule 5): IO500 ior-hard's pattern, each
- * rank's record of 47,008 bytes after the previous rank's, read (on one
- * node or across nodes) with a read call costing as much as 1 MiB of transfer (the hint, as
- * `pario calibrate` finds on a network file system) and domains aligned to
- * 128 KiB (the block size FUSE reports). One aggregator reads each call's
- * span in one request; cut at the 128 KiB boundaries the same call took two
- * or three. The test counts the pread calls the process makes (it defines
- * pread, which the library's calls reach first) and checks every byte. */
+ * rank's record of 47,008 bytes after the previous rank's, read on one node
+ * or across nodes with a read call costing as much as 1 MiB of transfer
+ * (the hint, as `pario calibrate` finds on a network file system) and
+ * domains aligned to 128 KiB (the block size FUSE reports). One aggregator
+ * reads each call's span in one request; cut at the 128 KiB boundaries the
+ * same call took two or three. The test counts the pread calls the process
+ * makes (it defines pread, which the library's calls reach first) and
+ * checks every byte. */
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>

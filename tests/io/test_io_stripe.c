@@ -2,32 +2,15 @@
  * from the objects with plain POSIX), the layout found again without hints,
  * sizes, holes, sieving, atomic mode, the shared pointer, delete, and clear
  * errors for bad layouts. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "io_test.h"
 
 enum { UNIT = 1000, FACTOR = 3, PER_RANK = 3500, BIG = 1 << 16 };
 static int rank, nranks;
 static char targets[3 * 4400];
-
-/* Rank 0 makes three target directories; every rank gets their list. */
-static void make_targets(void) {
-    char dir[4400];
-    targets[0] = '\0';
-    for (int i = 0; i < FACTOR; i++) {
-        snprintf(dir, sizeof dir, "%s", ptest_path(i == 0 ? "t0" : i == 1 ? "t1" : "t2"));
-        if (rank == 0)
-            PT_CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
-        strcat(targets, dir);
-        if (i + 1 < FACTOR)
-            strcat(targets, ",");
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-}
 
 static unsigned char byte_at(int64_t off) {
     return ptest_pattern_byte(off, 5);
@@ -371,7 +354,7 @@ int main(int argc, char **argv) {
     ptest_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    make_targets();
+    iot_stripe_targets("t", FACTOR, targets, sizeof targets);
     char path[4400];
     snprintf(path, sizeof path, "%s", ptest_path("striped"));
     if (rank == 0)

@@ -6,10 +6,8 @@
  * (read back through the view, and by the tests' own reader of layouts).
  * Views: interleaved 1000-byte blocks (every rank's data in every stripe),
  * memory contiguous and strided. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "io/coll/coll.h"
 #include "io/driver/stripe.h"
 #include "io/file/file.h"
@@ -20,24 +18,6 @@ enum { UNIT = 4096, BLOCK = 1000, BLOCKS = 60, TARGETS = 4 };
 enum { DISP = 5000 };
 static int rank, nranks;
 static char targets[TARGETS * 4400];
-
-static void make_targets(void) {
-    char dir[4400];
-    targets[0] = '\0';
-    for (int i = 0; i < TARGETS; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "agg-t%d", i);
-        snprintf(dir, sizeof dir, "%s", ptest_path(name));
-        if (rank == 0)
-            PT_CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
-        strcat(targets, dir);
-        if (i + 1 < TARGETS)
-            strcat(targets, ",");
-    }
-    /* the environment's default: four paths may pass MPI's longest info value */
-    setenv("PARIO_STRIPE_TARGETS", targets, 1);
-    MPI_Barrier(MPI_COMM_WORLD);
-}
 
 /* This rank's data calls per object since `before`. */
 static void calls_since(pario_file *fh, const int64_t *before, int64_t *delta) {
@@ -171,7 +151,9 @@ int main(int argc, char **argv) {
     ptest_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    make_targets();
+    iot_stripe_targets("agg-t", TARGETS, targets, sizeof targets);
+    /* the environment's default: four paths may pass MPI's longest info value */
+    setenv("PARIO_STRIPE_TARGETS", targets, 1);
     int round = 0;
     for (int factor = 2; factor <= TARGETS; factor++)
         for (int aggr = 1; aggr <= nranks; aggr++)

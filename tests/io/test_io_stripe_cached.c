@@ -4,12 +4,10 @@
  * the range touches and no others (seen with mincore on the objects, whose
  * pages were all resident before the lock). Without the hint nothing is
  * dropped. The bytes read back are exact either way. */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "io/driver/stripe.h"
 #include "io/file/file.h"
@@ -18,20 +16,6 @@
 enum { FACTOR = 3, ROWS = 4, PAGE = 4096, UNIT = 2 * PAGE };
 enum { ROW = UNIT * FACTOR, SIZE = ROW * ROWS, UNIT_PAGES = UNIT / PAGE };
 static char targets[FACTOR * 4400];
-
-static void make_targets(void) {
-    char dir[4400];
-    targets[0] = '\0';
-    for (int i = 0; i < FACTOR; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "cached-t%d", i);
-        snprintf(dir, sizeof dir, "%s", ptest_path(name));
-        PT_CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
-        strcat(targets, dir);
-        if (i + 1 < FACTOR)
-            strcat(targets, ",");
-    }
-}
 
 /* Which of object i's pages are in the page cache: resident[p] for page p. */
 static void resident_pages(const char *object, unsigned char *resident, int npages) {
@@ -49,13 +33,11 @@ static void resident_pages(const char *object, unsigned char *resident, int npag
     close(fd);
 }
 
-/* Every object's pages resident: the file synced (clean pages can be
- * dropped), then read whole. */
+/* Every object's pages resident: the file synced (every object fsynced:
+ * clean pages can be dropped), then read whole. */
 static void cache_everything(pario_file *fh, unsigned char *buf) {
     MPI_Count got = 0;
     PT_EQ(pario_file_sync(fh), PARIO_OK);
-    for (int i = 0; i < FACTOR; i++)
-        PT_EQ(fdatasync(fh->io.stripe->objects[i].fd), 0);
     PT_EQ(pario_file_read_at(fh, 0, buf, SIZE, MPI_BYTE, &got), PARIO_OK);
     PT_EQ(got, SIZE);
     for (int i = 0; i < SIZE; i++)
@@ -126,7 +108,7 @@ static void run(int cached) {
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
-    make_targets();
+    iot_stripe_targets("cached-t", FACTOR, targets, sizeof targets);
     run(1);
     run(0);
     return ptest_finish();
