@@ -59,6 +59,8 @@ static int kernel_uses_tsc(void) {
  * counter read at the same moment (the middle of the tightest of a few counter brackets). */
 static void clock_point(clockid_t id, time_t epoch, uint64_t *tick, double *sec) {
     uint64_t best = UINT64_MAX;
+    *tick = 0;
+    *sec = 0;
     for (int i = 0; i < CALIBRATION_TRIES; i++) {
         struct timespec ts;
         uint64_t a = __rdtsc();
