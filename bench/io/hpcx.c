@@ -7,6 +7,8 @@
  *             once per node into shared memory (other MPI-IOs ignore the hint)
  *   readsame-all  every rank reads the whole file in one MPI_File_read_at_all,
  *             no hint: pario may recognise the pattern (io/coll/route.c, rule 6)
+ *   readsame-calls  the same in MPI_File_read_at_all calls of 1 MiB, as a
+ *             program reads its input record by record
  * Each rank moves --size bytes (default 16 MiB) in transfers of 1 MiB. As in the
  * study, the timed region includes open and close, and the rate is the bytes of all
  * ranks divided by the time of the slowest rank. */
@@ -27,6 +29,7 @@ enum hpcx_kind {
     KIND_READSAME,
     KIND_READSAME_ONCE,
     KIND_READSAME_ALL,
+    KIND_READSAME_CALLS,
     KINDS
 };
 
@@ -51,20 +54,25 @@ static void write_region(MPI_File fh, const char *buf, long long len, long long 
     }
 }
 
+/* How a region is read. */
+enum read_way { READ_INDEPENDENT, READ_ONE_COLL, READ_COLL_CALLS };
+
 /* Reads `len` bytes from file offsets file_base.. into `buf`: in transfers,
- * or (coll) in one collective call, as a program reads its whole input. */
-static void read_region(MPI_File fh, char *buf, long long len, long long file_base, int coll) {
-    if (coll) {
-        ib_mpi_check(
-            MPI_File_read_at_all(fh, file_base, buf, (int)len, MPI_BYTE, MPI_STATUS_IGNORE),
-            "MPI_File_read_at_all");
-        return;
-    }
-    for (long long off = 0; off < len; off += HPCX_TRANSFER) {
-        long long n = len - off < HPCX_TRANSFER ? len - off : HPCX_TRANSFER;
-        ib_mpi_check(
-            MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE, MPI_STATUS_IGNORE),
-            "MPI_File_read_at");
+ * independent or collective, or in one collective call, as a program reads
+ * its whole input. */
+static void read_region(MPI_File fh, char *buf, long long len, long long file_base,
+                        enum read_way way) {
+    long long step = way == READ_ONE_COLL ? len : HPCX_TRANSFER;
+    for (long long off = 0; off < len; off += step) {
+        long long n = len - off < step ? len - off : step;
+        if (way == READ_INDEPENDENT)
+            ib_mpi_check(MPI_File_read_at(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
+                                          MPI_STATUS_IGNORE),
+                         "MPI_File_read_at");
+        else
+            ib_mpi_check(MPI_File_read_at_all(fh, file_base + off, buf + off, (int)n, MPI_BYTE,
+                                              MPI_STATUS_IGNORE),
+                         "MPI_File_read_at_all");
     }
 }
 
@@ -84,12 +92,12 @@ static double timed_write(const ib_ctx *c, MPI_Comm comm, const char *path, cons
 
 /* Timed open + read + close of one region; returns seconds. */
 static double timed_read(const ib_ctx *c, MPI_Comm comm, const char *path, char *buf, long long len,
-                         long long file_base, MPI_Info info, int coll) {
+                         long long file_base, MPI_Info info, enum read_way way) {
     MPI_File fh;
     double t0 = ib_start(c->comm);
     ib_mpi_check(MPI_File_open(comm, path, MPI_MODE_RDONLY, info, &fh), "MPI_File_open");
     ib_note_file(c, fh);
-    read_region(fh, buf, len, file_base, coll);
+    read_region(fh, buf, len, file_base, way);
     ib_mpi_check(MPI_File_close(&fh), "MPI_File_close");
     return MPI_Wtime() - t0;
 }
@@ -140,16 +148,19 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
         own_path(c, path, sizeof(path));
         if (c->mode == IB_DURABLE)
             ib_drop_cache(path);
-        t->seconds = timed_read(c, MPI_COMM_SELF, path, buf, len, 0, MPI_INFO_NULL, 0);
+        t->seconds =
+            timed_read(c, MPI_COMM_SELF, path, buf, len, 0, MPI_INFO_NULL, READ_INDEPENDENT);
         MPI_File_delete(path, MPI_INFO_NULL);
     } else if (v->param == KIND_SHARED) {
-        t->seconds =
-            timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len, MPI_INFO_NULL, 0);
+        t->seconds = timed_read(c, c->comm, c->path, buf, len, (long long)c->rank * len,
+                                MPI_INFO_NULL, READ_INDEPENDENT);
     } else {
         static const char *const once[] = {"pario_read_once", "enable", NULL};
         MPI_Info info = ib_info(v->param == KIND_READSAME_ONCE ? once : NULL);
-        t->seconds =
-            timed_read(c, c->comm, c->path, buf, len, 0, info, v->param == KIND_READSAME_ALL);
+        enum read_way way = v->param == KIND_READSAME_ALL     ? READ_ONE_COLL
+                            : v->param == KIND_READSAME_CALLS ? READ_COLL_CALLS
+                                                              : READ_INDEPENDENT;
+        t->seconds = timed_read(c, c->comm, c->path, buf, len, 0, info, way);
         if (info != MPI_INFO_NULL)
             MPI_Info_free(&info);
     }
@@ -159,8 +170,8 @@ static int hpcx_read(const ib_ctx *c, const ib_variant *v, ib_timing *t) {
 }
 
 static int hpcx_setup(const ib_ctx *c, ib_variant *vars, int max_vars, int *nvars) {
-    static const char *const names[KINDS] = {"fpp", "shared", "readsame", "readsame-once",
-                                             "readsame-all"};
+    static const char *const names[KINDS] = {"fpp",           "shared",       "readsame",
+                                             "readsame-once", "readsame-all", "readsame-calls"};
     if (bytes_per_rank(c) < 8 || max_vars < KINDS)
         return -1;
     for (int i = 0; i < KINDS; i++) {

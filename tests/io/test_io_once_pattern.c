@@ -4,7 +4,10 @@
  * collective read asks the same bytes on every rank is read through the
  * node's copy from then on, where ranks share nodes. Not where the ranks ask
  * different bytes, too little of the file, with pario_read_once=disable, or
- * where reads are not request-bound. Every read is byte-exact, collective
+ * where reads are not request-bound. A larger file read in calls of 1 MiB
+ * turns it on at the first call, and is loaded piece by piece as the calls
+ * go (one process of a node loads a piece while the others read ahead); a
+ * header all ranks read does not. Every read is byte-exact, collective
  * and independent. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +17,13 @@
 
 #define SIZE 300001
 #define BAND 1000
+/* The larger file: two 1 MiB pieces and part of a third, read in calls
+ * that cross the pieces' boundaries. */
+#define BIG ((2 << 20) + 300007)
+#define CALL 400009
 
 static int rank, nranks, shared_nodes;
-static unsigned char want[SIZE], got[SIZE];
+static unsigned char want[BIG], got[BIG];
 
 /* Every rank [at, at + len) collectively, then an independent read of its band. */
 static void read_and_check(pario_file *fh, int64_t at, int64_t len) {
@@ -49,6 +56,49 @@ static int once_after(const char *path, const char *const *kv, int same, int64_t
     return on;
 }
 
+/* How many collective calls read from the node's copy (pario_coll_routes). */
+static long long node_copy_calls(pario_file *fh) {
+    MPI_Info info;
+    char v[256] = "";
+    int flag = 0;
+    PT_EQ(pario_file_get_info(fh, &info), PARIO_OK);
+    MPI_Info_get(info, "pario_coll_routes", sizeof v - 1, v, &flag);
+    MPI_Info_free(&info);
+    const char *at = strstr(v, "node_copy:");
+    PT_CHECK(flag && at != NULL);
+    return at ? atoll(at + strlen("node_copy:")) : -1;
+}
+
+/* Every rank reads [0, first) of the larger file collectively, then the
+ * rest in calls of CALL bytes, collective and independent in turn; whether
+ * the file was read through the node's copy. */
+static int calls_after(const char *path, const char *const *kv, int64_t first) {
+    pario_file *fh = iot_open(path, MPI_MODE_RDONLY, kv);
+    if (!fh)
+        return -1;
+    MPI_Count n = 0;
+    memset(got, 0, BIG);
+    PT_EQ(pario_file_read_at_all(fh, 0, got, (MPI_Count)first, MPI_BYTE, &n), PARIO_OK);
+    int on = io_cache_once_on(&fh->io);
+    long long coll_calls = 1;
+    for (int64_t at = first, i = 0; at < BIG; at += CALL, i++) {
+        MPI_Count len = BIG - at < CALL ? BIG - at : CALL;
+        int rc = i % 2 ? pario_file_read_at(fh, at, got + at, len, MPI_BYTE, &n)
+                       : pario_file_read_at_all(fh, at, got + at, len, MPI_BYTE, &n);
+        coll_calls += i % 2 == 0;
+        PT_EQ(rc, PARIO_OK);
+        PT_EQ(n, len);
+    }
+    PT_CHECK(memcmp(got, want, BIG) == 0);
+    /* the route of every collective call once on; where the hint turns the
+     * copy on at open, one rank alone reads as its own node does */
+    if (nranks > 1)
+        PT_EQ(node_copy_calls(fh), on ? coll_calls : 0);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    return on;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -72,5 +122,12 @@ int main(int argc, char **argv) {
     PT_EQ(once_after(path, bound, 0, BAND), 0);
     PT_EQ(once_after(path, bound_off, 1, SIZE), 0);
     PT_EQ(once_after(path, none, 1, SIZE), 0); /* local disk costs: not request-bound */
+    const char *big = ptest_path("once-pattern-big");
+    iot_pattern_file(big, want, BIG, 17);
+    PT_EQ(calls_after(big, bound, 1 << 20), shared_nodes); /* a piece: on from the first call */
+    PT_EQ(calls_after(big, bound, 4096), 0);               /* a header: not */
+    PT_EQ(calls_after(big, none, 1 << 20), 0);
+    const char *hint[] = {"pario_read_once", "enable", NULL};
+    PT_EQ(calls_after(big, hint, CALL), 1); /* the hint: on from the open, loaded call by call */
     return ptest_finish();
 }

@@ -173,7 +173,7 @@ static int run_call(coll_call *c, int check) {
         if (frc != PARIO_OK)
             return frc;
     }
-    if (first == COLL_ROUTE_OWN_READ) {
+    if (first == COLL_ROUTE_OWN_READ || first == COLL_ROUTE_NODE_COPY) {
         coll_route_count(fh, first);
         return check != PARIO_OK ? check : own_read(c);
     }

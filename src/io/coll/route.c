@@ -67,8 +67,11 @@ static int funnel_applies(const pario_file *fh) {
  * on what pario_read_once=enable does at open (io/cache/once.c): from then
  * on each node reads the file once into shared memory and its ranks copy
  * from there, for collective and independent reads alike. It is judged on
- * one call per file, and taken only where those bytes are at least half the
- * file (the node's copy is loaded whole). */
+ * one call per file, and taken only where those bytes are 1 MiB or more, or
+ * at least half of a smaller file (io_cache_attach_once): the copy is
+ * loaded in pieces as reads ask for them, so a program that reads its input
+ * in 1 MiB collective calls gets it from the first call on, while a header
+ * every rank reads says nothing about the rest of the file. */
 int coll_read_once_applies(const pario_file *fh, int write, const coll_range *all) {
     if (write || fh->once_judged || !(fh->amode & MPI_MODE_RDONLY) ||
         fh->hints.read_once != IO_AUTOMATIC || !fh->request_bound_reads ||
@@ -86,22 +89,23 @@ int coll_read_once_applies(const pario_file *fh, int write, const coll_range *al
 coll_route coll_route_first(const pario_file *fh, int write) {
     if (write && kept_applies(fh))
         return COLL_ROUTE_KEPT;
-    if (!write && own_read_applies(fh))
-        return COLL_ROUTE_OWN_READ;
+    if (!write && own_read_applies(fh)) /* from the node's copy where the file has one */
+        return io_cache_once_on(&fh->io) ? COLL_ROUTE_NODE_COPY : COLL_ROUTE_OWN_READ;
     if (write && funnel_applies(fh))
         return COLL_ROUTE_FUNNEL;
     return COLL_ROUTE_BY_RANGES;
 }
 
 /* Once the ranges are known:
+ * - Reads through a node's copy (reading once per node) are each rank's
+ *   own copy of its bytes from shared memory, whatever the hints.
  * - romio_cb_* disable, and atomic mode (locked independent access), go
  *   independent; one rank has nobody to combine with; neither can views
  *   with overlapping blocks (read-only files): two-phase places a rank's
  *   data by file offset, which such a view does not map to one position.
  *   So do calls over the global cache (io/cache): each rank's pieces go to
  *   their pages' owners, which is the aggregation, and the cache's RMA
- *   stays in this thread; and reads through a node's copy (reading once per
- *   node), where every rank copies its own bytes from shared memory.
+ *   stays in this thread.
  * - romio_cb_* enable asks for two-phase.
  * - Rule 4, own sieved writes: on one node, views with holes whose blocks
  *   all average under COLL_TINY_BLOCK (and spread at most COLL_MAX_SPREAD)
@@ -115,8 +119,10 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  *   aggregator's request replaces one per rank. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
+    if (!write && io_cache_once_on(&fh->io))
+        return COLL_ROUTE_NODE_COPY;
     if (sw == IO_DISABLE || fh->atomic || fh->nranks == 1 || fh->overlapping_views ||
-        io_cache_on(&fh->io) || (!write && io_cache_once_on(&fh->io)))
+        io_cache_on(&fh->io))
         return COLL_ROUTE_INDEPENDENT;
     if (sw == IO_ENABLE)
         return COLL_ROUTE_TWOPHASE;
@@ -154,8 +160,8 @@ void coll_route_count(pario_file *fh, coll_route r) {
         fh->coll_routes[r]++;
 }
 
-static const char *const route_names[COLL_ROUTES] = {"kept",     "own_read",   "funnel",
-                                                     "twophase", "own_sieved", "independent"};
+static const char *const route_names[COLL_ROUTES] = {
+    "kept", "own_read", "funnel", "twophase", "own_sieved", "independent", "node_copy"};
 
 int io_coll_routes_text(const pario_file *fh, char *out, size_t len) {
     size_t at = 0;
