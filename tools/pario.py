@@ -158,7 +158,7 @@ def build_parser():
                     "(pario report's), apply the advice that a hint can carry as PARIO_HINT_* "
                     "variables, run it again traced and report the I/O time before and "
                     "after. Writes before.json, after.json, advice.md and advice.json to --out.",
-        usage="pario advise [-n N] [--out DIR] -- PROGRAM [ARGS...]")
+        usage="pario advise [-n N] [--out DIR] [--testbed [--nodes K]] -- PROGRAM [ARGS...]")
     pario_trace.add_advise_arguments(advise)
     advise.set_defaults(func=lambda a, argv: pario_trace.advise_main(
         a, [sys.executable, str(Path(__file__).resolve())]))

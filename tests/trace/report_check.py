@@ -30,10 +30,10 @@ EXPECTED = {
 }
 
 
-def run_pattern(args, mode, trace):
+def run_pattern(args, mode, trace, extra=()):
     outdir = os.path.join(args.workdir, mode)
     os.makedirs(outdir, exist_ok=True)
-    return run_traced(args, [args.patterns, mode, outdir], trace)
+    return run_traced(args, [args.patterns, mode, outdir], trace, extra)
 
 
 def pario(args, *argv, env=None):
@@ -65,6 +65,24 @@ def check_advice(args):
         print(f"ok  {mode}: advice {sorted(got)}")
     reasons = {a["key"]: a["reason"] for a in pario_trace.advise(doc)}
     print("    e.g.", reasons)
+    check_read_once_hint(args, pario_trace)
+
+
+def check_read_once_hint(args, pario_trace):
+    """The read-once advice offers pario_read_once only where reads are
+    request-bound (made so here by pario_read_call_bytes, as a network file
+    system's costs make them) and ranks share a node: not on local costs,
+    not at one rank per node."""
+    bound = ("PARIO_HINT_pario_read_call_bytes", "1048576")
+    for name, extra, want in (("local", (), {}),
+                              ("bound", (bound,), {"pario_read_once": "enable"}),
+                              ("bound-apart", (bound, ("PARIO_NODE_SIZE", "1")), {})):
+        trace = os.path.join(args.workdir, f"readsame-{name}.json")
+        doc = run_pattern(args, "readsame", trace, extra)
+        got = [a for a in pario_trace.advise(doc) if a["key"] == "read-once"]
+        if len(got) != 1 or got[0]["hints"] != want:
+            raise Failure(f"readsame ({name}): read-once advice {got}, expected hints {want}")
+        print(f"ok  readsame ({name}): read-once hints {want}")
 
 
 def check_advise(args):

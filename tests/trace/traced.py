@@ -19,10 +19,11 @@ def add_launch_arguments(ap):
     ap.add_argument("--no-leak-check", action="store_true")
 
 
-def run_traced(args, program_args, trace):
-    """Runs program_args on args.np ranks with the drop-in preloaded and the
-    trace going to `trace`; returns the trace document."""
-    pairs = [("LD_PRELOAD", args.preload), ("PARIO_TRACE", trace)]
+def run_traced(args, program_args, trace, extra=()):
+    """Runs program_args on args.np ranks with the drop-in preloaded, the
+    trace going to `trace` and the (name, value) pairs of `extra` in their
+    environment; returns the trace document."""
+    pairs = [("LD_PRELOAD", args.preload), ("PARIO_TRACE", trace), *extra]
     if args.no_leak_check:
         pairs.append(("ASAN_OPTIONS", "detect_leaks=0"))
     if args.mpi == "mpich":

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/file/file.h"
 #include "io/indep/rw.h"
@@ -96,6 +97,9 @@ static void facts_take(io_trace *t, const pario_file *fh) {
     io_trace_facts *f = &t->facts;
     const io_hints *h = &fh->hints;
     f->nnodes = fh->nnodes;
+    f->read_only = (fh->amode & MPI_MODE_RDONLY) != 0;
+    f->request_bound_reads = fh->request_bound_reads;
+    f->read_once = io_cache_once_on(&fh->io);
     if (io_coll_routes_text(fh, f->routes, sizeof f->routes) != PARIO_OK)
         f->routes[0] = '\0';
     f->cb_buffer_size = h->cb_buffer_size;

@@ -13,6 +13,9 @@
 typedef struct io_trace_facts {
     char *path; /* the name opened (owned) */
     int nnodes;
+    int read_only;           /* opened MPI_MODE_RDONLY */
+    int request_bound_reads; /* a read call costs a round trip (io/cost) */
+    int read_once;           /* read through the node's copy (io/cache/once.c) */
     char routes[256]; /* collective calls per route (io_coll_routes_text) */
     int64_t cb_buffer_size, cb_nodes, cb_cycle_size, ind_wr_buffer_size, ind_rd_buffer_size,
         striping_unit;

@@ -469,6 +469,9 @@ static int entry_head(trace_entry *e, const io_trace *t, int unclosed_rank) {
     put_string(b, t->facts.path);
     put_key_int(b, "nranks", e->nranks, 0);
     put_key_int(b, "nnodes", t->facts.nnodes, 0);
+    put_key_int(b, "read_only", t->facts.read_only, 0);
+    put_key_int(b, "request_bound_reads", t->facts.request_bound_reads, 0);
+    put_key_int(b, "read_once", t->facts.read_once, 0);
     put_key_int(b, "unclosed_rank", unclosed_rank, 0);
     put_key_seconds(b, "t_open", total.t_open + IO_TRACE_EPOCH, 0); /* since 1970 */
     put_key_seconds(b, "t_close", total.t_close + IO_TRACE_EPOCH, 0);
