@@ -317,14 +317,60 @@ static void print_plan(const ib_ctx *c, const ib_options *o, const ib_variant *v
     fflush(stdout);
 }
 
-/* Runs every selected variant in every selected mode; stops at the first variant that
- * read back wrong data and returns its mismatch count (0: all verified). */
-static long long run_all(ib_ctx *c, const ib_options *o, const char *program,
-                         const ib_variant *vars, int nvars) {
-    long long bad = 0;
-    for (int i = 0; i < nvars && !bad; i++) {
+/* The next number of the splitmix64 sequence from *state. */
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* The selected variants in the order of repetition `rep`: groups of the table (a
+ * variant and those that follow it, ib_variant.follows) shuffled by a generator seeded
+ * with `rep`, so every back end of one repetition runs them in the same order and the
+ * order changes from one repetition to the next. On the network file system test bed a
+ * variant's time depended on its place in the run and on the variant before it (the
+ * first of a run paid the connections between nodes; the one after a posix variant ran
+ * at half the speed, whichever it was, in OMPIO and ROMIO as in pario): in the table's
+ * order, or the table's order rotated, such an effect stays with one variant. Rep 0
+ * (the plan) keeps the table's order. Returns how many. */
+static int run_order(const ib_options *o, const ib_variant *vars, int nvars, int *order) {
+    int sel[IB_MAX_VARIANTS], starts[IB_MAX_VARIANTS + 1], perm[IB_MAX_VARIANTS];
+    int nsel = 0, ngroups = 0;
+    for (int i = 0; i < nvars; i++) {
         if (!variant_selected(o->variants, vars[i].name))
             continue;
+        if (!(vars[i].follows && nsel > 0 && sel[nsel - 1] == i - 1))
+            starts[ngroups++] = nsel;
+        sel[nsel++] = i;
+    }
+    starts[ngroups] = nsel;
+    uint64_t state = (uint64_t)(o->rep > 0 ? o->rep : 0);
+    for (int g = 0; g < ngroups; g++)
+        perm[g] = g;
+    for (int g = ngroups - 1; g > 0 && o->rep > 0; g--) { /* Fisher-Yates */
+        int j = (int)(splitmix64(&state) % (uint64_t)(g + 1));
+        int t = perm[g];
+        perm[g] = perm[j];
+        perm[j] = t;
+    }
+    int n = 0;
+    for (int g = 0; g < ngroups; g++)
+        for (int k = starts[perm[g]]; k < starts[perm[g] + 1]; k++)
+            order[n++] = sel[k];
+    return n;
+}
+
+/* Runs every selected variant in every selected mode, in the repetition's order;
+ * stops at the first variant that read back wrong data and returns its mismatch count
+ * (0: all verified). */
+static long long run_all(ib_ctx *c, const ib_options *o, const char *program,
+                         const ib_variant *vars, int nvars) {
+    int order[IB_MAX_VARIANTS];
+    int n = run_order(o, vars, nvars, order);
+    long long bad = 0;
+    for (int k = 0; k < n && !bad; k++) {
+        int i = order[k];
         set_variant_path(c, program, vars[i].name);
         for (int m = 0; m < IB_NMODES && !bad; m++) {
             if (!o->modes[m])

@@ -55,6 +55,8 @@ typedef struct ib_variant {
     int param;       /* program-specific selector */
     int (*write)(const ib_ctx *c, const struct ib_variant *v, ib_timing *t);
     int (*read)(const ib_ctx *c, const struct ib_variant *v, ib_timing *t);
+    int follows; /* runs right after the variant before it in the table, when both are
+                    selected: it uses what that one measured */
 } ib_variant;
 
 /* Parses the common options, runs every selected variant and finalizes MPI.

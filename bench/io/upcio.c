@@ -457,6 +457,7 @@ static int upcio_setup(const ib_ctx *c, ib_variant *vars, int max_vars, int *nva
             v->param = k * NBLOCKS + b;
             v->write = upcio_write_variant;
             v->read = upcio_read_variant;
+            v->follows = k == KIND_ASYNC_COMPUTE; /* it computes for upciocomp's time */
         }
     return 0;
 }
