@@ -5,15 +5,19 @@
  * (the hint, as `pario calibrate` finds on a network file system) and
  * domains aligned to 128 KiB (the block size FUSE reports). One aggregator
  * reads each call's span in one request; cut at the 128 KiB boundaries the
- * same call took two or three. The test counts the pread calls the process
- * makes (it defines pread, which the library's calls reach first) and
- * checks every byte. */
+ * same call took two or three. So do records of 128 KiB (adjacent pieces
+ * under COLL_REQUEST_BOUND_PIECE), which ranks read on their own before;
+ * records of 1 MiB are still read by each rank on its own, one request per
+ * rank and call. The test counts the pread calls the process makes (it
+ * defines pread, which the library's calls reach first) and checks every
+ * byte. */
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "io_test.h"
 
-enum { RECORD = 47008, CALLS = 3 };
+enum { CALLS = 3 };
+static int64_t RECORD; /* the record size of the pass */
 
 static long long preads; /* this process's pread calls since the last reset */
 
@@ -80,13 +84,18 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     const char *request_bound[] = {"pario_read_call_bytes", "1048576", "striping_unit", "131072",
                                    NULL};
-    pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, request_bound);
-    if (fh) {
+    /* One request per call, across nodes and on one node alike (where reads
+     * are request-bound, rule 2's own reads do not apply); at 1 MiB one per
+     * rank and call. */
+    const int64_t records[] = {47008, 128 << 10, 1 << 20};
+    const long long want[] = {CALLS, CALLS, (long long)CALLS * nranks};
+    for (int k = 0; k < 3; k++) {
+        RECORD = records[k];
+        pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, request_bound);
+        if (!fh)
+            continue;
         write_records(fh);
-        long long requests = read_records(fh);
-        /* One request per call, across nodes and on one node alike (where
-         * reads are request-bound, rule 2's own reads do not apply). */
-        PT_EQ(requests, (long long)CALLS);
+        PT_EQ(read_records(fh), want[k]);
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }

@@ -68,6 +68,16 @@ void io_coll_kept_finalize(void);
  * rank on its own; on local ext4 (a read call worth 5.5-8 KB) the same
  * change halved the rate (573-585 against 945-1252), so it stays off there. */
 #define COLL_REQUEST_BOUND_READ ((int64_t)64 << 10)
+/* Where reads are request-bound, adjacent pieces each smaller than this go
+ * two-phase: a request then costs at least a quarter of a piece's transfer,
+ * and one request for all the pieces beat one per rank by more than the
+ * ranks' requests gained from running side by side. IOR strided
+ * 64 KiB collective reads on the GlusterFS test bed, alternated rounds,
+ * medians of 5, two-phase against each rank on its own: 2 nodes x 2 ranks
+ * 241-263 against 53-110 MiB/s (OMPIO 109-199), 1 node x 4 ranks 187-189
+ * against 85-119 (OMPIO 137-172). At 1 MiB pieces neither won (336 and 203
+ * against 183 and 229), so they stay independent. */
+#define COLL_REQUEST_BOUND_PIECE (4 * COLL_REQUEST_BOUND_READ)
 
 /* Entries each rank contributes to the allgather of ranges. */
 enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };

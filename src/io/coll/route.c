@@ -115,8 +115,9 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  * - Otherwise two-phase where ranges overlap or interleave, or some rank's
  *   access has holes; ranks with disjoint contiguous ranges go on their
  *   own, unless reads are request-bound on the file system
- *   (COLL_REQUEST_BOUND_READ) and the pieces small and adjacent: then one
- *   aggregator's request replaces one per rank. */
+ *   (COLL_REQUEST_BOUND_READ) and the pieces adjacent and smaller than
+ *   COLL_REQUEST_BOUND_PIECE: then one aggregator's request replaces one
+ *   per rank. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
     io_switch sw = write ? fh->hints.cb_write : fh->hints.cb_read;
     if (!write && io_cache_once_on(&fh->io))
@@ -131,7 +132,7 @@ coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_rang
     coll_shape sh = coll_ranges_shape(all, fh->nranks);
     if (sh.interleaved || sh.holes) /* aggregators then read or write whole runs */
         return COLL_ROUTE_TWOPHASE;
-    if (!write && fh->request_bound_reads && sh.adjacent && sh.largest < COLL_REQUEST_BOUND_READ)
+    if (!write && fh->request_bound_reads && sh.adjacent && sh.largest < COLL_REQUEST_BOUND_PIECE)
         return COLL_ROUTE_TWOPHASE;
     return COLL_ROUTE_INDEPENDENT;
 }
