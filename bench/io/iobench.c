@@ -328,12 +328,11 @@ static uint64_t splitmix64(uint64_t *state) {
 /* The selected variants in the order of repetition `rep`: groups of the table (a
  * variant and those that follow it, ib_variant.follows) shuffled by a generator seeded
  * with `rep`, so every back end of one repetition runs them in the same order and the
- * order changes from one repetition to the next. On the network file system test bed a
- * variant's time depended on its place in the run and on the variant before it (the
- * first of a run paid the connections between nodes; the one after a posix variant ran
- * at half the speed, whichever it was, in OMPIO and ROMIO as in pario): in the table's
- * order, or the table's order rotated, such an effect stays with one variant. Rep 0
- * (the plan) keeps the table's order. Returns how many. */
+ * order changes from one repetition to the next: whatever a variant's place in a run
+ * costs (the first one pays the run's first connections and page faults; the one after
+ * a large write meets its writeback) does not stay with one variant, as it would in the
+ * table's order or a rotation of it. Rep 0 (the plan) keeps the table's order. Returns
+ * how many. */
 static int run_order(const ib_options *o, const ib_variant *vars, int nvars, int *order) {
     int sel[IB_MAX_VARIANTS], starts[IB_MAX_VARIANTS + 1], perm[IB_MAX_VARIANTS];
     int nsel = 0, ngroups = 0;

@@ -3,8 +3,9 @@
  * shared-memory window of the node (MPI_Win_allocate_shared over the node's
  * processes, common/node.h); every read on the node is then a copy from it.
  * The copy is loaded piece by piece as reads ask for it, not at open, so a
- * file opened and not read costs no read. Reads make no MPI call, so background threads
- * (nonblocking access, pipelined two-phase reads) use it too. */
+ * file opened and not read costs no read. Reads make no MPI call, so
+ * background threads (nonblocking access, pipelined two-phase reads) use it
+ * too. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -92,14 +93,12 @@ static void piece_load(io_handle *h, once_layer *o, int64_t piece) {
                           memory_order_release);
 }
 
-/* Loads the piece if nobody of the node has claimed it; whether it did. */
-static int piece_claim_load(io_handle *h, once_layer *o, int64_t piece) {
+/* Loads the piece if nobody of the node has claimed it. */
+static void piece_claim_load(io_handle *h, once_layer *o, int64_t piece) {
     unsigned char free_state = PIECE_FREE;
-    if (atomic_load_explicit(&o->states[piece], memory_order_relaxed) != PIECE_FREE ||
-        !atomic_compare_exchange_strong(&o->states[piece], &free_state, PIECE_LOADING))
-        return 0;
-    piece_load(h, o, piece);
-    return 1;
+    if (atomic_load_explicit(&o->states[piece], memory_order_relaxed) == PIECE_FREE &&
+        atomic_compare_exchange_strong(&o->states[piece], &free_state, PIECE_LOADING))
+        piece_load(h, o, piece);
 }
 
 /* Waits for a piece another process is loading, reading ahead from *ahead
