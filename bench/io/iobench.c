@@ -261,10 +261,32 @@ static void remove_shared_file(const ib_ctx *c) {
     ib_mpi_check(MPI_Barrier(c->comm), "MPI_Barrier");
 }
 
-/* Peak resident memory of this process so far, in KiB. */
+/* Starts a new peak of this process's resident memory (Linux: writing 5 to
+ * clear_refs resets VmHWM), so each operation reports its own peak, not that of
+ * whichever variant ran before it in the repetition's order. */
+static void peak_rss_reset(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f);
+        fclose(f);
+    }
+}
+
+/* Peak resident memory of this process since the last reset, in KiB (VmHWM); the
+ * process's peak so far where /proc does not say. */
 static long long peak_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kib = -1;
+    while (f && kib < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lld kB", &kib) != 1)
+            kib = -1;
+    if (f)
+        fclose(f);
     struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss : 0;
+    if (kib < 0)
+        kib = getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss : 0;
+    return kib;
 }
 
 /* Reduces one timing over the ranks and prints it; returns the words that failed
@@ -294,11 +316,13 @@ static long long report(const ib_ctx *c, const ib_variant *v, const char *op, co
 /* Writes then reads one variant in one mode; returns the mismatching words. */
 static long long run_variant_mode(ib_ctx *c, const ib_variant *v) {
     remove_shared_file(c);
+    peak_rss_reset();
     ib_timing t = {0};
     ib_mpi_check(v->write(c, v, &t), v->name);
     report(c, v, "write", &t);
     if (c->mode == IB_DURABLE && c->rank == 0)
         ib_drop_cache(c->path);
+    peak_rss_reset();
     memset(&t, 0, sizeof(t));
     ib_mpi_check(v->read(c, v, &t), v->name);
     long long bad = report(c, v, "read", &t);
