@@ -44,6 +44,25 @@ static inline int iot_hint_is(pario_file *fh, const char *key, const char *want)
     return flag && strcmp(v, want) == 0;
 }
 
+/* The pario_coll_routes value get_info reports (collective calls per
+ * route, "kept:0,own_read:2,..."), into v; whether it was there. */
+static inline int iot_coll_routes(pario_file *fh, char *v, int len) {
+    MPI_Info info;
+    int flag = 0;
+    v[0] = '\0';
+    if (pario_file_get_info(fh, &info) != PARIO_OK)
+        return 0;
+    MPI_Info_get(info, "pario_coll_routes", len - 1, v, &flag);
+    MPI_Info_free(&info);
+    return flag;
+}
+
+/* The count of route `name` in such a value; -1 when it is not named. */
+static inline long long iot_route_count(const char *routes, const char *name) {
+    const char *at = strstr(routes, name);
+    return at ? atoll(at + strlen(name) + 1) : -1;
+}
+
 /* Collective: target directories PREFIX0 .. PREFIX<n-1> in the test's
  * directory, made by rank 0; out (cap bytes) gets their paths
  * comma-separated, a pario_stripe_targets value, on every rank. */

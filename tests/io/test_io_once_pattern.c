@@ -58,15 +58,11 @@ static int once_after(const char *path, const char *const *kv, int same, int64_t
 
 /* How many collective calls read from the node's copy (pario_coll_routes). */
 static long long node_copy_calls(pario_file *fh) {
-    MPI_Info info;
-    char v[256] = "";
-    int flag = 0;
-    PT_EQ(pario_file_get_info(fh, &info), PARIO_OK);
-    MPI_Info_get(info, "pario_coll_routes", sizeof v - 1, v, &flag);
-    MPI_Info_free(&info);
-    const char *at = strstr(v, "node_copy:");
-    PT_CHECK(flag && at != NULL);
-    return at ? atoll(at + strlen("node_copy:")) : -1;
+    char v[256];
+    PT_CHECK(iot_coll_routes(fh, v, (int)sizeof v));
+    long long n = iot_route_count(v, "node_copy");
+    PT_CHECK(n >= 0);
+    return n;
 }
 
 /* Every rank reads [0, first) of the larger file collectively, then the

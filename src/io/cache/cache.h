@@ -43,9 +43,10 @@ int io_cache_once_on(const io_handle *h);
 /* Reading once per node over h: at open for pario_read_once=enable (span
  * < 0), or chosen by the access pattern (io/coll/route.c), then only where
  * the `span` bytes the ranks ask for in common are a piece (1 MiB) or more,
- * or half of a smaller file. Collective on comm, the outcome the same on every rank
- * (io_cache_once_on says which): a file larger than read_once_max, or a
- * window that cannot be made, leaves h as it was, since it is advice. */
+ * or half of a smaller file. Collective on comm, the outcome the same on
+ * every rank (io_cache_once_on says which): a file larger than
+ * read_once_max, or a window that cannot be made, leaves h as it was, since
+ * it is advice. */
 int io_cache_attach_once(io_handle *h, MPI_Comm comm, const io_hints *hints, int64_t span);
 
 /* At MPI_Finalize for a file never closed: the owner writes its dirty pages

@@ -40,9 +40,12 @@ static int kept_applies(const pario_file *fh) {
  * GlusterFS test bed, 4 ranks on one client, IOR collective reads, MiB/s of
  * two alternated rounds, own reads against two-phase: strided 4 KiB 25-34
  * against 45-50 (small adjacent pieces: two-phase, coll_route_by_ranges
- * below), segmented 1 MiB 421-436 against 176-275 and strided 64 KiB 267-270
- * against 166-182 (large pieces: independent, as own reads), ior-hard
- * 178-301 against 195-201. */
+ * below), segmented 1 MiB 421-436 against 176-275 (large pieces:
+ * independent, as own reads), strided 64 KiB 267-270 against 166-182,
+ * ior-hard 178-301 against 195-201. Strided 64 KiB pieces now go two-phase
+ * (COLL_REQUEST_BOUND_PIECE: a later day's runs on one client gave
+ * two-phase 187-189 against 85-119 for each rank's read with the ranges
+ * gathered); against own reads they were not measured again. */
 static int own_read_applies(const pario_file *fh) {
     return fh->nranks > 1 && fh->nnodes == 1 && !fh->atomic && fh->dense_views &&
            fh->hints.cb_read == IO_AUTOMATIC && !fh->request_bound_reads;
