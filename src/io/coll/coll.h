@@ -16,6 +16,9 @@ int io_coll_access(pario_file *fh, int check, int write, int64_t pos, void *buf,
  * ("kept:N,own_read:N,funnel:N,twophase:N,own_sieved:N,independent:N"),
  * the same on every rank (route.c). */
 int io_coll_routes_text(const pario_file *fh, char *out, size_t len);
+/* The file bytes an aggregator's two-phase cycle moves in one window, as
+ * the file system and the hints decide (route.c, rule 7). */
+int64_t io_coll_cycle_size(const pario_file *fh);
 
 /* Kept collective writes (kept.c). Collective, called by every rank
  * before anything that must see the kept bytes of all ranks (sync, close,

@@ -204,12 +204,13 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
     int64_t lo, hi;
     union_of(fh, r, &lo, &hi);
     *p = (coll_plan){.my_aggr = -1};
-    int64_t cb = fh->hints.cb_buffer_size, cycle = fh->hints.cb_cycle_size;
+    int64_t cb = fh->hints.cb_buffer_size, cycle = io_coll_cycle_size(fh);
     int64_t window = cycle < cb ? cycle : cb;
+    int64_t hinted = fh->hints.cb_cycle_size < cb ? fh->hints.cb_cycle_size : cb;
     cycle = cycle_span(cycle, cb, data_of(r, fh->nranks), hi - lo);
     if (cycle >= cb && window < cb) /* so sparse that a whole buffer carries less than */
         pipelined = 0;              /* a cycle's data: one window, nothing to overlap */
-    int naggr = coll_route_aggregators(fh, write, hi - lo, window, io_coll_naggr(fh));
+    int naggr = coll_route_aggregators(fh, write, hi - lo, hinted, io_coll_naggr(fh));
     int64_t factor = targets_to_serve(fh, naggr);
     if (plan_alloc(p, naggr) != PARIO_OK)
         return PARIO_ERR_NO_MEM;

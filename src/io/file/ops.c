@@ -90,6 +90,7 @@ int pario_file_get_group(const pario_file *fh, MPI_Group *group) {
 int pario_file_get_info(pario_file *fh, MPI_Info *info) {
     io_hints in_effect = fh->hints; /* whether the client caches, as decided */
     in_effect.client_cache = io_client_caches(&fh->io) ? IO_ENABLE : IO_DISABLE;
+    in_effect.cb_cycle_size = io_coll_cycle_size(fh); /* as the file system decides */
     int rc = io_hints_to_info(&in_effect, info);
     if (rc != PARIO_OK)
         return io_file_result(

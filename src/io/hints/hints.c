@@ -197,9 +197,10 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
     int64_t n = 0;
     if (!strcmp(key, "cb_buffer_size") && parse_positive(val, &n))
         h->cb_buffer_size = n;
-    else if (!strcmp(key, "pario_cb_cycle_size") && parse_positive(val, &n))
+    else if (!strcmp(key, "pario_cb_cycle_size") && parse_positive(val, &n)) {
         h->cb_cycle_size = n;
-    else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX) {
+        h->cb_cycle_given = 1;
+    } else if (!strcmp(key, "cb_nodes") && parse_positive(val, &n) && n <= INT32_MAX) {
         h->cb_nodes = (int)n;
         h->cb_given |= IO_CB_NODES_GIVEN;
     } else if (!strcmp(key, "cb_config_list") && val[0] && strlen(val) < sizeof h->cb_config_list &&

@@ -69,6 +69,7 @@ typedef struct io_hints {
                         access only; at open, only aggregators open the file
                         (deferred open) and collective buffering is enabled */
     int cb_given;    /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
+    int cb_cycle_given; /* pario_cb_cycle_size set by a hint, not the default */
 } io_hints;
 
 enum { IO_STRIPING_UNIT_GIVEN = 1, IO_STRIPING_FACTOR_GIVEN = 2 };

@@ -104,7 +104,7 @@ static void facts_take(io_trace *t, const pario_file *fh) {
         f->routes[0] = '\0';
     f->cb_buffer_size = h->cb_buffer_size;
     f->cb_nodes = h->cb_nodes;
-    f->cb_cycle_size = h->cb_cycle_size;
+    f->cb_cycle_size = io_coll_cycle_size(fh);
     f->ind_wr_buffer_size = h->ind_wr_buffer_size;
     f->ind_rd_buffer_size = h->ind_rd_buffer_size;
     f->striping_unit = h->striping_unit;
