@@ -91,7 +91,8 @@ def launch_command(args, mpi, backend, build):
                                    f"{'' if state['status'] != 'up' else ' with fewer nodes'}: "
                                    f"bring it up with\n  {up}")
     per_node = pario_testbed.ranks_per_node(args.n, nodes)
-    return (mpi.launch_prefix(args.n, backend, {"PARIO_NODE_SIZE": per_node}) +
+    prefix = mpi.launch_prefix(args.n, backend, {"PARIO_NODE_SIZE": per_node})
+    return (testbed.network_launch(prefix, state, nodes, per_node) +
             testbed.wrapper(state["mnt"], per_node))
 
 

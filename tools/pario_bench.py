@@ -254,8 +254,10 @@ class BenchRun:
             env["PARIO_TRACE"] = str(self.workdir / backend / "trace.json")
         if not self.testbed:
             return self.mpi.launch_prefix(self.args.ranks, backend, env)
-        return (self.mpi.launch_prefix(self.args.ranks, backend,
-                                       dict(env, PARIO_NODE_SIZE=self.ranks_per_node)) +
+        prefix = self.mpi.launch_prefix(self.args.ranks, backend,
+                                        dict(env, PARIO_NODE_SIZE=self.ranks_per_node))
+        return (self.testbed.network_launch(prefix, self.testbed_state, self.args.nodes,
+                                            self.ranks_per_node) +
                 self.testbed.wrapper(self.testbed_state["mnt"], self.ranks_per_node))
 
     def check_provider(self, backend, provider, label):

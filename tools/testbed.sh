@@ -2,9 +2,11 @@
 # A network file system on this one machine, for pario's tests and benchmarks.
 #
 #   tools/testbed.sh up [--nodes K] [--cache off|nfslike] [--delay-us D] [--mnt PATH]
+#                       [--mpi-net shm|tcp]
 #   tools/testbed.sh status [--env]
 #   tools/testbed.sh down
 #   tools/testbed.sh node [--mnt PATH] --ranks-per-node R -- PROGRAM [ARGS...]
+#   tools/testbed.sh agent HOST COMMAND   (mpiexec's launch agent with --mpi-net tcp)
 #
 # The server is GlusterFS (Debian's glusterfs-server): glusterd and one brick
 # daemon per brick (plain directories) run in a network namespace of their own,
@@ -22,8 +24,12 @@
 # so every rank sees the same path served by its own node's client. It also
 # gets a host-name namespace with the host name pario-tb-node<k>, so MPI-IO
 # implementations that tell nodes apart by MPI_Get_processor_name (ROMIO) see
-# K nodes; MPI itself still sees one (shared memory between all ranks). Set
-# PARIO_NODE_SIZE=R for the program too (pario then agrees on the nodes).
+# K nodes. With --mpi-net shm (the default) MPI itself still sees one node
+# (shared memory between all ranks); with --mpi-net tcp every simulated node
+# also has a network namespace of its own, and mpiexec starts one daemon per
+# node in it (`agent`, its launch agent in place of ssh), so MPI sees K hosts:
+# shared memory between a node's ranks, TCP between nodes, as on a cluster.
+# Set PARIO_NODE_SIZE=R for the program too (pario then agrees on the nodes).
 #
 # Knobs (options, or the variables in brackets):
 #   --nodes K      client mounts, one per simulated node (TB_NODES, default 2)
@@ -48,6 +54,11 @@
 #                  DATA/bricks/s1..sB, the same options), each mounted once at
 #                  PATH-brick1 .. PATH-brickB: one directory per brick, the
 #                  targets of a striped file (pario bench stripe) (TB_BRICK_VOLUMES=1)
+#   --mpi-net M    shm (default): MPI between all ranks through shared memory.
+#                  tcp: node k gets network namespace pario-tbN-n<k> at
+#                  10.80.N.<k+1>, joined to the others by a bridge (10.80.N.254
+#                  here); pario bench and pario run then launch through `agent`
+#                  with Open MPI's TCP transport between nodes (TB_MPI_NET)
 #   --instance N   0..99: independent test beds side by side, each with its own
 #                  namespace, addresses 10.79.N.0/24, state and volume
 #                  (TB_INSTANCE, default 0; the default PATH of N > 0 is
@@ -97,6 +108,7 @@ parse_options() {
   DELAY_US=${TB_DELAY_US:-0}
   BRICKS=${TB_BRICKS:-2}
   BRICK_VOLUMES=${TB_BRICK_VOLUMES:-0}
+  MPI_NET=${TB_MPI_NET:-shm}
   INSTANCE=${TB_INSTANCE:-0}
   MNT=${TB_MNT:-}
   RANKS_PER_NODE=${TB_RANKS_PER_NODE:-}
@@ -109,6 +121,7 @@ parse_options() {
       --delay-us) DELAY_US=${2:?--delay-us needs a number}; shift 2 ;;
       --bricks) BRICKS=${2:?--bricks needs a number}; shift 2 ;;
       --brick-volumes) BRICK_VOLUMES=1; shift ;;
+      --mpi-net) MPI_NET=${2:?--mpi-net needs shm or tcp}; shift 2 ;;
       --instance) INSTANCE=${2:?--instance needs a number}; shift 2 ;;
       --mnt) MNT=${2:?--mnt needs a path}; shift 2 ;;
       --ranks-per-node) RANKS_PER_NODE=${2:?--ranks-per-node needs a number}; shift 2 ;;
@@ -123,6 +136,7 @@ parse_options() {
   is_count "$BRICKS" 1 16 || die "--bricks must be 1..16, not '$BRICKS'"
   is_count "$DELAY_US" 0 10000000 || die "--delay-us must be a number of microseconds, not '$DELAY_US'"
   case $CACHE in off|nfslike) ;; *) die "--cache must be off or nfslike, not '$CACHE'" ;; esac
+  case $MPI_NET in shm|tcp) ;; *) die "--mpi-net must be shm or tcp, not '$MPI_NET'" ;; esac
   if [ -z "$MNT" ]; then
     if [ "$INSTANCE" = 0 ]; then MNT=/mnt/pario-tb; else MNT=/mnt/pario-tb$INSTANCE; fi
   fi
@@ -138,6 +152,11 @@ parse_options() {
   LOGS=/var/log/pario-testbed/tb$INSTANCE
   STATE=$DATA/state
   LOCKFILE=/run/pario-testbed-tb$INSTANCE.lock
+  # The simulated nodes' network with --mpi-net tcp: node k's namespace and
+  # its veth pair (the -a end on the bridge here, the -b end in the node).
+  NODE_NS=pario-tb$INSTANCE-n
+  NODE_BRIDGE=ptb${INSTANCE}br
+  NODE_NET=10.80.$INSTANCE
 }
 
 is_count() { # VALUE MIN MAX
@@ -254,6 +273,51 @@ remove_network() {
   if [ -e "/run/netns/$NS" ]; then
     ip netns del "$NS" 2>/dev/null || warn "could not remove network namespace $NS"
   fi
+}
+
+# The nodes' namespaces on a bridge (--mpi-net tcp), 0..NODES-1; none with shm.
+ensure_node_network() {
+  local k have
+  for have in /run/netns/"$NODE_NS"*; do # nodes no longer wanted
+    [ -e "$have" ] || continue
+    k=${have##*-n}
+    if [ "$MPI_NET" != tcp ] || [ "$k" -ge "$NODES" ]; then remove_node "$k"; fi
+  done
+  if [ "$MPI_NET" != tcp ]; then
+    ip link del "$NODE_BRIDGE" 2>/dev/null || true
+    return
+  fi
+  if ! ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+    if ip route show | grep -q "^${NODE_NET//./\\.}\\.0/24"; then
+      die "$NODE_NET.0/24 is already routed here: choose another --instance"
+    fi
+    ip link add "$NODE_BRIDGE" type bridge
+    ip addr add "$NODE_NET.254/24" dev "$NODE_BRIDGE"
+  fi
+  ip link set "$NODE_BRIDGE" up
+  for k in $(seq 0 $((NODES - 1))); do
+    [ -e "/run/netns/$NODE_NS$k" ] || ip netns add "$NODE_NS$k"
+    if ! ip link show "ptb${INSTANCE}n${k}a" >/dev/null 2>&1; then
+      ip link add "ptb${INSTANCE}n${k}a" type veth peer name "ptb${INSTANCE}n${k}b"
+      ip link set "ptb${INSTANCE}n${k}b" netns "$NODE_NS$k"
+      ip link set "ptb${INSTANCE}n${k}a" master "$NODE_BRIDGE"
+      ip netns exec "$NODE_NS$k" ip addr add "$NODE_NET.$((k + 1))/24" dev "ptb${INSTANCE}n${k}b"
+    fi
+    ip link set "ptb${INSTANCE}n${k}a" up
+    ip netns exec "$NODE_NS$k" ip link set "ptb${INSTANCE}n${k}b" up
+    ip netns exec "$NODE_NS$k" ip link set lo up
+  done
+}
+
+remove_node() { # K
+  ip link del "ptb${INSTANCE}n${1}a" 2>/dev/null || true
+  ip netns del "$NODE_NS$1" 2>/dev/null || warn "could not remove network namespace $NODE_NS$1"
+}
+
+remove_node_network() {
+  local have
+  for have in /run/netns/"$NODE_NS"*; do [ -e "$have" ] && remove_node "${have##*-n}"; done
+  ip link del "$NODE_BRIDGE" 2>/dev/null || true
 }
 
 # ---- server --------------------------------------------------------------------------
@@ -502,6 +566,7 @@ cmd_up() {
   fi
   mkdir -p "$STATE" "$LOGS"
   ensure_network
+  ensure_node_network
   ensure_glusterd
   # the clients go before the bricks restart
   if [ "$(cat "$STATE/clients" 2>/dev/null || true)" != "$(client_signature)" ]; then unmount_clients; fi
@@ -517,6 +582,8 @@ cmd_up() {
     echo "delay_us=$DELAY_US"
     echo "bricks=$BRICKS"
     echo "server_ip=$SRV_IP"
+    echo "mpi_net=$MPI_NET"
+    [ "$MPI_NET" = tcp ] && echo "mpi_subnet=$NODE_NET.0/24"
     echo "gluster_version=$(gluster_version)"
   } > "$STATE/config"
   say "up in $((SECONDS - started)) s"
@@ -531,6 +598,7 @@ teardown() {
   unmount_clients
   stop_servers
   remove_network
+  remove_node_network
   rm -rf "$DATA"
 }
 
@@ -570,6 +638,11 @@ assess() {
     is_mounted "$mnt-node$k" || PROBLEMS+=("$mnt-node$k is not mounted")
   done
   is_mounted "$mnt" || PROBLEMS+=("$mnt is not mounted")
+  if [ "$(state_get mpi_net)" = tcp ]; then
+    for k in $(seq 0 $((nodes - 1))); do
+      [ -e "/run/netns/$NODE_NS$k" ] || PROBLEMS+=("network namespace $NODE_NS$k of node $k is missing")
+    done
+  fi
   if [ ${#PROBLEMS[@]} -eq 0 ]; then STATUS=up; else STATUS=broken; fi
 }
 
@@ -597,6 +670,11 @@ show_status() {
         echo "  options: $(sed -e 's/ /=/' "$STATE/volume-options" 2>/dev/null | tr '\n' ' ')"
         for k in $(seq 0 $((nodes - 1))); do clients+=" $mnt-node$k (client pid $(read_pid "$STATE/client-node$k.pid"))"; done
         echo "  nodes:   $nodes:$clients"
+        if [ "$(state_get mpi_net)" = tcp ]; then
+          echo "  mpi:     TCP between nodes (namespaces $NODE_NS<k> at $NODE_NET.<k+1>, bridge $NODE_BRIDGE), shared memory within a node"
+        else
+          echo "  mpi:     shared memory between all ranks (one host to MPI)"
+        fi
         echo "  common:  $mnt (node 0's mount; ranks see their own node's mount here through tools/testbed.sh node)"
         local p
         for p in "${PROBLEMS[@]}"; do echo "  PROBLEM: $p"; done
@@ -640,6 +718,20 @@ cmd_bind() { # NODE SOURCE TARGET PROGRAM...
   exec "$@"
 }
 
+# mpiexec's launch agent with --mpi-net tcp, in place of ssh: runs the
+# daemon's command line for host pario-tb-node<k> in node k's network
+# namespace, under that host name. Options before the host (ssh's) are
+# ignored.
+cmd_agent() {
+  while [[ ${1:-} == -* ]]; do shift; done
+  local host=${1:?agent: no host} k
+  shift
+  k=${host#pario-tb-node}
+  is_count "$k" 0 63 && [ -e "/run/netns/$NODE_NS$k" ] ||
+    die "agent: $host is not a node of test bed $INSTANCE with --mpi-net tcp"
+  exec ip netns exec "$NODE_NS$k" unshare --uts -- sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$*"
+}
+
 main() {
   local verb=${1:-}
   [ $# -gt 0 ] && shift
@@ -649,6 +741,7 @@ main() {
     status) parse_options "$@"; cmd_status ;;
     node) parse_options "$@"; cmd_node ;;
     _bind) cmd_bind "$@" ;;
+    agent) parse_options; cmd_agent "$@" ;;
     -h|--help|help) usage ;;
     *) usage >&2; exit 2 ;;
   esac

@@ -10,7 +10,9 @@
 # sequences against their model (tests/diff), their ranks on both nodes'
 # clients. Then it remounts the clients caching between opens, as NFS does
 # (`--cache nfslike`), and runs random sequences and the span-locked faults
-# again with pario told that the client caches (pario_client_cache). Last, it
+# again with pario told that the client caches (pario_client_cache). With Open
+# MPI it then gives every node a network namespace and an MPI daemon of its own
+# (`--mpi-net tcp`) and writes and reads collectively across them. Last, it
 # tears it all down.
 #
 # Usage: roundtrip.sh PARIO TESTBED_SH PROGRAM NRANKS SCRATCH FAULT DIFFGEN MPIEXEC MPI PRELOAD
@@ -186,6 +188,22 @@ say "60 random MPI-IO sequences on $NRANKS ranks across 2 clients that cache bet
 PARIO_HINT_pario_client_cache=enable span_faults "$TB_MNT/fault-nfslike" ||
   fail "faults on the span-locked path across 2 caching clients (see above)"
 say "faults on the span-locked path across 2 caching clients: agreed, no hang, no byte lost"
+
+# 9. MPI between the nodes over TCP (--mpi-net tcp: a network namespace and an
+# Open MPI daemon per node): the collective write and read of step 2 again,
+# MPI now seeing two hosts of NRANKS/2 ranks each.
+if [ "$MPI" = openmpi ]; then
+  testbed up --nodes 2 --cache off --delay-us 0 --mpi-net tcp >/dev/null ||
+    fail "the test bed did not come up with --mpi-net tcp"
+  "$PARIO" run -n "$NRANKS" --testbed --nodes 2 -- "$PROGRAM" write "$dir/tcp.dat" "$BYTES" ||
+    fail "the collective write over TCP between nodes failed"
+  out=$("$PARIO" run -n "$NRANKS" --testbed --nodes 2 -- "$PROGRAM" check "$dir/tcp.dat" "$BYTES") ||
+    fail "a rank read other bytes than were written over TCP between nodes (see above)"
+  cmp "$SCRATCH/expected" "$TB_MNT-node1/roundtrip/tcp.dat" || fail "node 1's client reads other bytes"
+  sizes=$(grep '^MPI-NODE rank' <<< "$out" | awk '{ print $4 }' | sort -u)
+  [ "$sizes" = "$per_node" ] || fail "MPI did not see 2 hosts of $per_node ranks:"$'\n'"$out"
+  say "written collectively and read back byte-exact with MPI over TCP between 2 nodes"
+fi
 
 rm -rf "$SCRATCH"
 testbed down

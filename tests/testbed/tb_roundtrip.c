@@ -121,6 +121,12 @@ static int check_file(const char *path, long long bytes, int rank) {
     struct stat st;
     long long dev = stat(dirname(dir), &st) == 0 ? (long long)st.st_dev : -1;
     printf("DEV rank %d %lld\n", rank, dev);
+    MPI_Comm node; /* the ranks MPI itself places on this rank's host */
+    int node_size = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    printf("MPI-NODE rank %d %d\n", rank, node_size);
     fflush(stdout);
 
     MPI_File fh;

@@ -34,6 +34,8 @@ static int shared_window(pario_file *fh) {
     MPI_Aint size = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
     int64_t *base = NULL;
     int ok = allocate_counter(fh, size, &base) == MPI_SUCCESS;
+    if (ok) /* a failing RMA call returns, and the open reports it */
+        MPI_Win_set_errhandler(fh->shared_win, MPI_ERRORS_RETURN);
     int all_ok = 0, any_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
     MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, fh->comm);
@@ -51,17 +53,53 @@ static int shared_window(pario_file *fh) {
         fh->shared_win = MPI_WIN_NULL;
         return PARIO_ERR_COMM;
     }
+    MPI_Win_set_errhandler(fh->shared_win, MPI_ERRORS_RETURN);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, fh->shared_win);
     return PARIO_OK;
 }
 
+/* Whether this rank's one-sided calls on the counter work: MPI may make a
+ * window whose first RMA call fails (Open MPI 4.1's osc rdma over its TCP
+ * transport, across nodes: "invalid window"). Such a window is not valid
+ * enough for its own error handler, so MPI raises the error on
+ * MPI_COMM_WORLD's: that one returns errors for the probe's two calls, and
+ * the program's is put back. */
+static int shared_window_works(pario_file *fh, pario_error *err) {
+    int64_t none = 0, now = 0;
+    MPI_Errhandler program;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &program);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Fetch_and_op(&none, &now, MPI_INT64_T, 0, 0, MPI_NO_OP, fh->shared_win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(0, fh->shared_win);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, program);
+    MPI_Errhandler_free(&program);
+    if (rc == MPI_SUCCESS)
+        return PARIO_OK;
+    char why[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, why, &len);
+    return pario_fail(err, PARIO_ERR_COMM,
+                      "open %s: the shared file pointer needs MPI one-sided communication "
+                      "between the file's processes, which fails here (%s); with Open MPI over "
+                      "TCP, --mca osc pt2pt",
+                      fh->path, why);
+}
+
 int io_shared_create(pario_file *fh, pario_error *err) {
-    int rc = io_agree(fh->comm, shared_window(fh), err);
-    if (rc != PARIO_OK) {
+    int rc = shared_window(fh);
+    if (rc != PARIO_OK)
+        rc = pario_fail(err, rc,
+                        "open %s: cannot create the shared file pointer: MPI could not make a "
+                        "one-sided window over the file's processes (with Open MPI over TCP, "
+                        "--mca osc pt2pt)",
+                        fh->path);
+    else
+        rc = shared_window_works(fh, err);
+    rc = io_agree(fh->comm, rc, err);
+    if (rc != PARIO_OK)
         io_shared_free(fh);
-        return pario_fail(err, rc, "open %s: cannot create the shared file pointer", fh->path);
-    }
-    return PARIO_OK;
+    return rc;
 }
 
 void io_shared_free(pario_file *fh) {
