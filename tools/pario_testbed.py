@@ -109,7 +109,8 @@ class Testbed:
                           "--mca", "mpi_yield_when_idle", "1",
                           # Open MPI 4.1's osc rdma over the TCP transport makes windows
                           # spanning nodes whose first RMA call fails ("invalid window");
-                          # pt2pt works (for programs below MPI_THREAD_MULTIPLE)
+                          # pt2pt works (below MPI_THREAD_MULTIPLE). pario's shared
+                          # pointer copes either way; its cache and pgas need RMA.
                           "--mca", "osc", "sm,pt2pt"] + cmd[1:]
 
 

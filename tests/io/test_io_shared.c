@@ -1,13 +1,40 @@
 /* Shared file pointer: independent calls from all ranks land each record
- * exactly once; ordered calls land in rank order; seek/get_position agree. */
+ * exactly once; ordered calls land in rank order; seek/get_position agree.
+ * Built twice: as test_io_shared over MPI's one-sided window, and with
+ * shared_side.c as test_io_shared_side, where MPI's one-sided calls fail and
+ * the pointer lives in a side file beside the data file (io/shared/side.c),
+ * which exists while the file is open and is gone after close. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "pario/io.h"
 #include "ptest.h"
 
+/* Side files while a file is open: one in test_io_shared_side. */
+#ifdef SHARED_SIDE
+enum { side_file_expected = 1 };
+#else
+enum { side_file_expected = 0 };
+#endif
+
 enum { REC = 16, ROUNDS = 5 };
 static int rank, nranks;
+
+/* Side files of the shared pointer in path's directory. */
+static int side_files(const char *path) {
+    char *dir = strdup(path);
+    DIR *d = dir ? opendir(dirname(dir)) : NULL;
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] == '.' && strstr(e->d_name, ".pario-sfp-") != NULL;
+    if (d)
+        closedir(d);
+    free(dir);
+    return n;
+}
 
 static pario_file *open_rw(const char *path, int extra) {
     pario_file *fh = NULL;
@@ -15,7 +42,15 @@ static pario_file *open_rw(const char *path, int extra) {
     int rc = pario_file_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE | extra,
                              MPI_INFO_NULL, &fh, &err);
     PT_EQ(rc, PARIO_OK);
+    PT_EQ(side_files(path), side_file_expected);
     return fh;
+}
+
+static void close_checked(pario_file **fh, const char *path) {
+    pario_error err;
+    PT_EQ(pario_file_close(fh, &err), PARIO_OK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PT_EQ(side_files(path), 0);
 }
 
 static void read_all_posix(const char *path, unsigned char *img, int64_t n) {
@@ -62,8 +97,7 @@ static void test_shared_independent(void) {
         for (int r = 0; r < ROUNDS; r++)
             once &= seen[w][r] == 1;
     PT_CHECK(once);
-    pario_error err;
-    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    close_checked(&fh, path);
 }
 
 static void test_ordered_and_seek(void) {
@@ -91,9 +125,9 @@ static void test_ordered_and_seek(void) {
     PT_EQ(pario_file_seek_shared(fh, -1, MPI_SEEK_END), PARIO_OK);
     PT_EQ(pario_file_get_position_shared(fh, &pos), PARIO_OK);
     PT_EQ(pos, total - 1);
-    PT_EQ(pario_file_seek_shared(fh, rank, MPI_SEEK_SET), nranks > 1 ? PARIO_ERR_NOT_SAME : PARIO_OK);
-    pario_error err;
-    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    PT_EQ(pario_file_seek_shared(fh, rank, MPI_SEEK_SET),
+          nranks > 1 ? PARIO_ERR_NOT_SAME : PARIO_OK);
+    close_checked(&fh, path);
 }
 
 /* A bad argument on one rank of an ordered call fails it on every rank,
@@ -118,8 +152,7 @@ static void test_ordered_bad_arguments(void) {
     PT_EQ(pos, 0);
     PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
     PT_EQ(size, 0);
-    pario_error err;
-    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    close_checked(&fh, path);
 }
 
 int main(int argc, char **argv) {

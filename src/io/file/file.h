@@ -105,6 +105,8 @@ struct pario_file {
     io_scratch scratch;             /* buffers reused by data access on this file */
     MPI_Win shared_win;             /* the shared file pointer: one int64 on rank 0 */
     void *shared_mem;               /* its memory when MPI could not allocate the window itself */
+    int shared_fd;                  /* or, where one-sided calls fail, its side file (-1: none) */
+    char *shared_side;              /* that file's name, on rank 0, which removes it */
     struct io_async *async;         /* background thread of nonblocking access (io/async) */
     struct pario_file *next_open;   /* the registry of open files (registry.c) */
     struct io_trace *trace;         /* the file's trace, or NULL (io/trace) */

@@ -244,6 +244,7 @@ static void file_free(pario_file *fh) {
 static void file_init(pario_file *fh, MPI_Comm comm, int amode) {
     fh->comm = MPI_COMM_NULL;
     fh->shared_win = MPI_WIN_NULL;
+    fh->shared_fd = -1;
     fh->sync_host = MPI_COMM_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;

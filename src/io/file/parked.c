@@ -80,7 +80,7 @@ static void list_remove(io_parked *p) {
 /* Frees a file's communicator, shared-pointer window and machine
  * communicator (collective). */
 static void kit_free(MPI_Comm *comm, MPI_Win *win, void **mem, MPI_Comm *host, int *host_state) {
-    pario_file tmp = {.shared_win = *win, .shared_mem = *mem};
+    pario_file tmp = {.shared_win = *win, .shared_mem = *mem, .shared_fd = -1};
     io_shared_free(&tmp);
     *win = MPI_WIN_NULL;
     *mem = NULL;
@@ -341,6 +341,7 @@ void io_parked_give(pario_file *fh) {
             io_trace_flush(&fh->trace_pending, fh->comm);
         io_coll_kept_window_free(fh->kept_idle);
         fh->kept_idle = NULL;
+        io_shared_free(fh); /* a side file too, which no kit keeps */
         kit_free(&fh->comm, &fh->shared_win, &fh->shared_mem, &fh->sync_host, &fh->sync_host_state);
     }
     parked_release(p);

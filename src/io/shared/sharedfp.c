@@ -8,6 +8,7 @@
 #include "io/file/file.h"
 #include "io/async/async.h"
 #include "io/indep/rw.h"
+#include "io/shared/side.h"
 
 /* The counter's window on fh->comm. On one machine (MPI's, whatever nodes
  * PARIO_NODE_SIZE simulates) it is a shared-memory window: Open MPI 4.1
@@ -79,30 +80,31 @@ static int shared_window_works(pario_file *fh, pario_error *err) {
     char why[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, why, &len);
-    return pario_fail(err, PARIO_ERR_COMM,
-                      "open %s: the shared file pointer needs MPI one-sided communication "
-                      "between the file's processes, which fails here (%s); with Open MPI over "
-                      "TCP, --mca osc pt2pt",
-                      fh->path, why);
+    return pario_fail(err, PARIO_ERR_COMM, "MPI_Fetch_and_op on the window: %s", why);
 }
 
+/* Where MPI's one-sided calls fail (no window, or a window whose first
+ * call fails), the counter goes to a side file (side.c): the open then
+ * works as ROMIO's and OMPIO's do there. */
 int io_shared_create(pario_file *fh, pario_error *err) {
+    pario_error why;
     int rc = shared_window(fh);
+    rc = rc == PARIO_OK ? shared_window_works(fh, &why)
+                        : pario_fail(&why, rc, "MPI could not make the window");
+    if (io_agree(fh->comm, rc, &why) == PARIO_OK)
+        return PARIO_OK;
+    io_shared_free(fh);
+    pario_error side;
+    rc = io_shared_side_make(fh, &side);
     if (rc != PARIO_OK)
-        rc = pario_fail(err, rc,
-                        "open %s: cannot create the shared file pointer: MPI could not make a "
-                        "one-sided window over the file's processes (with Open MPI over TCP, "
-                        "--mca osc pt2pt)",
-                        fh->path);
-    else
-        rc = shared_window_works(fh, err);
-    rc = io_agree(fh->comm, rc, err);
-    if (rc != PARIO_OK)
-        io_shared_free(fh);
+        pario_fail(err, rc,
+                   "%.300s; the shared file pointer's MPI window did not work either (%.300s)",
+                   side.msg, why.msg);
     return rc;
 }
 
 void io_shared_free(pario_file *fh) {
+    io_shared_side_free(fh);
     if (fh->shared_win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(fh->shared_win);
         MPI_Win_free(&fh->shared_win);
@@ -115,6 +117,8 @@ void io_shared_free(pario_file *fh) {
 
 int io_shared_set(pario_file *fh, int64_t etypes) {
     fh->shared_moved = etypes != 0;
+    if (fh->shared_fd >= 0)
+        return io_shared_side_update(fh, 1, etypes, NULL);
     if (MPI_Accumulate(&etypes, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, MPI_REPLACE,
                        fh->shared_win) != MPI_SUCCESS ||
         MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
@@ -126,6 +130,8 @@ int io_shared_set(pario_file *fh, int64_t etypes) {
 static int shared_fetch_add(pario_file *fh, int64_t n, int64_t *old) {
     MPI_Op op = n ? MPI_SUM : MPI_NO_OP;
     fh->shared_moved |= n != 0;
+    if (fh->shared_fd >= 0)
+        return io_shared_side_update(fh, 0, n, old);
     if (MPI_Fetch_and_op(&n, old, MPI_INT64_T, 0, 0, op, fh->shared_win) != MPI_SUCCESS ||
         MPI_Win_flush(0, fh->shared_win) != MPI_SUCCESS)
         return pario_fail(&fh->last, PARIO_ERR_COMM, "%s: shared file pointer update failed",
