@@ -90,10 +90,7 @@ def launch_command(args, mpi, backend, build):
         raise pario_env.SetupError(f"the test bed is {state['status']}"
                                    f"{'' if state['status'] != 'up' else ' with fewer nodes'}: "
                                    f"bring it up with\n  {up}")
-    per_node = pario_testbed.ranks_per_node(args.n, nodes)
-    prefix = mpi.launch_prefix(args.n, backend, {"PARIO_NODE_SIZE": per_node})
-    return (testbed.network_launch(prefix, state, nodes, per_node) +
-            testbed.wrapper(state["mnt"], per_node))
+    return testbed.launch(mpi, args.n, backend, {}, state, nodes)
 
 
 def _optional_build_dir():

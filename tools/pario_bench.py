@@ -179,7 +179,7 @@ class BenchRun:
         self.testbed_state = {}
         self.testbed_before = None
         if args.testbed:
-            self.ranks_per_node = pario_testbed.ranks_per_node(args.ranks, args.nodes)
+            pario_testbed.ranks_per_node(args.ranks, args.nodes)  # an uneven split fails here
             self.testbed = pario_testbed.Testbed(pario_testbed.find_script(self.build_dir))
 
     # ---- setup -------------------------------------------------------------------
@@ -254,11 +254,8 @@ class BenchRun:
             env["PARIO_TRACE"] = str(self.workdir / backend / "trace.json")
         if not self.testbed:
             return self.mpi.launch_prefix(self.args.ranks, backend, env)
-        prefix = self.mpi.launch_prefix(self.args.ranks, backend,
-                                        dict(env, PARIO_NODE_SIZE=self.ranks_per_node))
-        return (self.testbed.network_launch(prefix, self.testbed_state, self.args.nodes,
-                                            self.ranks_per_node) +
-                self.testbed.wrapper(self.testbed_state["mnt"], self.ranks_per_node))
+        return self.testbed.launch(self.mpi, self.args.ranks, backend, env, self.testbed_state,
+                                   self.args.nodes)
 
     def check_provider(self, backend, provider, label):
         """Refuses results measured on the wrong MPI-IO (a preload that did not work)."""

@@ -88,6 +88,16 @@ class Testbed:
         """The command in front of each rank's program."""
         return self.command("node", "--mnt", mnt, "--ranks-per-node", str(ranks_per_node), "--")
 
+    def launch(self, mpi, ranks, backend, env, state, nodes):
+        """mpiexec (pario_env.MpiEnv `mpi`) up to the program for `ranks` ranks of
+        `backend` on the first `nodes` simulated nodes of the test bed in `state`: the
+        variables of `env` and PARIO_NODE_SIZE in every rank, the test bed's MPI network,
+        and the wrapper that puts each rank on its node's mount."""
+        per_node = ranks_per_node(ranks, nodes)
+        prefix = mpi.launch_prefix(ranks, backend, dict(env, PARIO_NODE_SIZE=per_node))
+        return (self.network_launch(prefix, state, nodes, per_node) +
+                self.wrapper(state["mnt"], per_node))
+
     def network_launch(self, prefix, state, nodes, ranks_per_node):
         """An Open MPI launch prefix (pario_env.MpiEnv.launch_prefix) for the test bed's
         MPI network: unchanged with shared memory; with --mpi-net tcp, one daemon per node

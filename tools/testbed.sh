@@ -248,6 +248,27 @@ ensure_gluster() {
 }
 
 # ---- network -----------------------------------------------------------------------
+# Refuses a subnet (A.B.C, a /24) that something else here already routes.
+subnet_free() {
+  if ip route show | grep -q "^${1//./\\.}\\.0/24"; then
+    die "$1.0/24 is already routed here: choose another --instance"
+  fi
+}
+
+# A veth pair OUTER - INNER with INNER moved into namespace NS at ADDR/24.
+veth_into() { # NS OUTER INNER ADDR
+  ip link add "$2" type veth peer name "$3"
+  ip link set "$3" netns "$1"
+  ip netns exec "$1" ip addr add "$4/24" dev "$3"
+}
+
+# Both ends of a pair made by veth_into up, and the namespace's loopback.
+veth_up() { # NS OUTER INNER
+  ip link set "$2" up
+  ip netns exec "$1" ip link set "$3" up
+  ip netns exec "$1" ip link set lo up
+}
+
 ensure_network() {
   if [ ! -e "/run/netns/$NS" ]; then
     ip netns add "$NS" 2>/dev/null ||
@@ -255,17 +276,11 @@ ensure_network() {
   fi
   if ! ip link show "$HOST_IF" >/dev/null 2>&1; then
     ip netns exec "$NS" ip link del "$SRV_IF" 2>/dev/null || true
-    if ip route show | grep -q "^10\.79\.$INSTANCE\.0/24"; then
-      die "10.79.$INSTANCE.0/24 is already routed here: choose another --instance"
-    fi
-    ip link add "$HOST_IF" type veth peer name "$SRV_IF"
-    ip link set "$SRV_IF" netns "$NS"
+    subnet_free "10.79.$INSTANCE"
+    veth_into "$NS" "$HOST_IF" "$SRV_IF" "$SRV_IP"
     ip addr add "$HOST_IP/24" dev "$HOST_IF"
-    ip netns exec "$NS" ip addr add "$SRV_IP/24" dev "$SRV_IF"
   fi
-  ip link set "$HOST_IF" up
-  ip netns exec "$NS" ip link set "$SRV_IF" up
-  ip netns exec "$NS" ip link set lo up
+  veth_up "$NS" "$HOST_IF" "$SRV_IF"
 }
 
 remove_network() {
@@ -288,9 +303,7 @@ ensure_node_network() {
     return
   fi
   if ! ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
-    if ip route show | grep -q "^${NODE_NET//./\\.}\\.0/24"; then
-      die "$NODE_NET.0/24 is already routed here: choose another --instance"
-    fi
+    subnet_free "$NODE_NET"
     ip link add "$NODE_BRIDGE" type bridge
     ip addr add "$NODE_NET.254/24" dev "$NODE_BRIDGE"
   fi
@@ -298,14 +311,10 @@ ensure_node_network() {
   for k in $(seq 0 $((NODES - 1))); do
     [ -e "/run/netns/$NODE_NS$k" ] || ip netns add "$NODE_NS$k"
     if ! ip link show "ptb${INSTANCE}n${k}a" >/dev/null 2>&1; then
-      ip link add "ptb${INSTANCE}n${k}a" type veth peer name "ptb${INSTANCE}n${k}b"
-      ip link set "ptb${INSTANCE}n${k}b" netns "$NODE_NS$k"
+      veth_into "$NODE_NS$k" "ptb${INSTANCE}n${k}a" "ptb${INSTANCE}n${k}b" "$NODE_NET.$((k + 1))"
       ip link set "ptb${INSTANCE}n${k}a" master "$NODE_BRIDGE"
-      ip netns exec "$NODE_NS$k" ip addr add "$NODE_NET.$((k + 1))/24" dev "ptb${INSTANCE}n${k}b"
     fi
-    ip link set "ptb${INSTANCE}n${k}a" up
-    ip netns exec "$NODE_NS$k" ip link set "ptb${INSTANCE}n${k}b" up
-    ip netns exec "$NODE_NS$k" ip link set lo up
+    veth_up "$NODE_NS$k" "ptb${INSTANCE}n${k}a" "ptb${INSTANCE}n${k}b"
   done
 }
 
