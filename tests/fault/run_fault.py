@@ -50,6 +50,7 @@ SCENARIOS = {
     "funnel": (4, {}, 1),
     "twophase": (4, {"PARIO_NODE_SIZE": "2"}, 2),
     "twophase1": (3, {}, 1),
+    "settled": (4, {"PARIO_NODE_SIZE": "2"}, 2),
     "stripe": (4, {}, 2),
     "nodes": (4, {"PARIO_NODE_SIZE": "2"}, 3),
     "ownread": (4, {}, 1),

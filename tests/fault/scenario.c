@@ -169,6 +169,26 @@ static const scenario scenarios[] = {
       {WRITE_ALL, 512, 1024},
       {SYNC, 0, 0},
       {END, 0, 0}}},
+    {"settled",
+     "two-phase reads forced on contiguous views over two nodes, each in one cycle "
+     "(romio_cb_read=enable, cb_nodes=2): the aggregators read before the counts move, the "
+     "counts carry the outcome and no agreement follows",
+     256,
+     0,
+     16 * KB,
+     AGREED,
+     AGREED,
+     {"romio_cb_write", "enable", "romio_cb_read", "enable", "cb_nodes", "2", NULL},
+     {{WRITE_ALL, 0, 6000},
+      {SYNC, 0, 0},
+      {SYNC, 0, 0},
+      {READ_ALL, 0, 6000},
+      {READ_ALL, 1000, 3000},
+      {WRITE_ALL, 6000, 2000},
+      {SYNC, 0, 0},
+      {SYNC, 0, 0},
+      {READ_ALL, 0, 8000},
+      {END, 0, 0}}},
     {"stripe",
      "two-phase writes and reads forced on a file striped over 2 targets with 1000-byte "
      "units, 4 aggregators (two per target, each reaching its target only), "

@@ -17,13 +17,15 @@ static int may_aggregate(const pario_file *fh) {
     return count < 0 || fh->node_rank < count; /* malformed lists never get here */
 }
 
-/* The per-call buffers for all ranks' ranges, made once per file. */
+/* The per-call buffers for all ranks' ranges and counts, made once per file. */
 static int reserve_range_buffers(pario_file *fh) {
     if (!fh->coll_ranges)
         fh->coll_ranges = malloc((size_t)fh->nranks * sizeof *fh->coll_ranges);
     if (!fh->coll_share)
         fh->coll_share = malloc((size_t)fh->nranks * SHARE_N * sizeof *fh->coll_share);
-    return fh->coll_ranges && fh->coll_share ? PARIO_OK : PARIO_ERR_NO_MEM;
+    if (!fh->coll_counts)
+        fh->coll_counts = malloc((size_t)fh->nranks * 8 * sizeof *fh->coll_counts);
+    return fh->coll_ranges && fh->coll_share && fh->coll_counts ? PARIO_OK : PARIO_ERR_NO_MEM;
 }
 
 /* Collective: the ranks that may aggregate, from every rank's answer. */

@@ -15,7 +15,12 @@
  * other half is exchanged. Writes: cycle k is stored while cycle k+1 is
  * exchanged. Reads: the piece lists of cycle k+1 are exchanged first, then
  * its runs are read while cycle k's data is sent. The aggregator still
- * holds at most cb_buffer_size bytes. */
+ * holds at most cb_buffer_size bytes.
+ *
+ * No agreement follows the set-up: cycle 0's counts carry each rank's
+ * verdict on it (open_cycles). A settled read (whole ranges, one cycle)
+ * reads before its counts move, so they carry the read's outcome too, and
+ * no agreement follows the call either (read_ahead). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +106,10 @@ typedef struct twophase {
     int job_running;
     MPI_Request *reqs;
     MPI_Datatype *types;
-    int rc; /* first local failure; the cycles go on so nobody waits */
+    int rc;      /* first local failure; the cycles go on so nobody waits */
+    int settled; /* a read of whole ranges in one cycle: the read happens before the
+                    counts move, which carry its outcome (read_settled) */
+    int aborted; /* some rank failed before cycle 0's counts: no cycle runs */
 } twophase;
 
 static int grow(growbuf *g, int64_t bytes) {
@@ -328,11 +336,20 @@ static int exchange_meta(twophase *t, cycle *c) {
     return wait_all(t->reqs, nreq);
 }
 
-/* Whole ranges (plan.c): each rank's piece of this aggregator's window is its
- * range cut at the window, one piece, so the lists need no message. The
- * counts still come from every rank (a rank that could not describe its
- * pieces sends none); a count that disagrees with the range is a planning
- * bug, recorded, with the piece cut to what the rank sends. */
+/* Whole ranges (plan.c): rank r's piece of aggregator a's window in cycle
+ * k is its range cut at the window, [*s, *e) (empty: *e <= *s). */
+static void range_piece(const coll_plan *p, int r, int a, int64_t k, int64_t *s, int64_t *e) {
+    int64_t ws, we;
+    coll_plan_window(p, a, k, &ws, &we);
+    *s = p->whole[r].first > ws ? p->whole[r].first : ws;
+    *e = p->whole[r].end < we ? p->whole[r].end : we;
+}
+
+/* Whole ranges: each rank's piece of this aggregator's window is one piece,
+ * its range cut at the window, so the lists need no message. The counts
+ * still come from every rank (a rank that could not describe its pieces
+ * sends none); a count that disagrees with the range is a planning bug,
+ * recorded, with the piece cut to what the rank sends. */
 static int pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
     const coll_plan *p = t->p;
     int n = t->fh->nranks;
@@ -344,12 +361,11 @@ static int pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
     int64_t ws, we, *m = (int64_t *)c->meta_in.p;
     coll_plan_window(p, p->my_aggr, k, &ws, &we);
     for (int r = 0; r < n; r++) {
-        int64_t bytes = c->recv_cnt[2 * r + 1];
+        int64_t bytes = c->recv_cnt[2 * r + 1], s, e;
         c->recv_cnt[2 * r] = bytes > 0;
         if (bytes == 0)
             continue;
-        int64_t s = p->whole[r].first > ws ? p->whole[r].first : ws;
-        int64_t e = p->whole[r].end < we ? p->whole[r].end : we;
+        range_piece(p, r, p->my_aggr, k, &s, &e);
         if (e - s != bytes) {
             fail(t, PARIO_ERR_INTERN, "a rank's piece does not match its range");
             s = s < we ? s : ws;
@@ -577,15 +593,21 @@ static int exchange_data(twophase *t, int slot) {
             exchange_with_self(t, slot, m + 2 * at, n);
             continue;
         }
-        if ((rc = pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK)
+        char *window = t->window[slot].p;
+        int len = 1;
+        MPI_Datatype type = MPI_BYTE;
+        if (n == 1) { /* one piece: its bytes of the window, no datatype to make */
+            window += coll_plan_place(t->p, c->ws, m[2 * at]);
+            len = (int)m[2 * at + 1];
+        } else if ((rc = pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK) {
             break;
+        } else {
+            type = t->types[ntypes++];
+        }
         if (t->write)
-            MPI_Irecv(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
-                      &t->reqs[nreq++]);
+            MPI_Irecv(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
         else
-            MPI_Isend(t->window[slot].p, 1, t->types[ntypes], r, TAG_DATA, fh->comm,
-                      &t->reqs[nreq++]);
-        ntypes++;
+            MPI_Isend(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
     }
     for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
@@ -641,27 +663,113 @@ static int unpack_cycle(twophase *t, int slot) {
     return PARIO_OK;
 }
 
-/* Phase 1 of cycle k into `slot`: everyone's piece lists reach the
- * aggregators, which merge them into runs. Returns only communication
- * failures (a local failure is recorded and the cycle goes on). */
-static int prepare_cycle(twophase *t, int64_t k, int slot) {
+/* This rank's counts for cycle k (its pieces described), then everyone's. */
+static int count_cycle(twophase *t, int64_t k, int slot) {
     cycle *c = &t->cyc[slot];
     int rc = collect_cycle(t, c, k);
     if (rc != PARIO_OK)
         fail(t, rc, "cannot describe this rank's pieces");
+    return MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) ==
+                   MPI_SUCCESS
+               ? PARIO_OK
+               : PARIO_ERR_COMM;
+}
+
+/* An aggregator's window of cycle k and the sorted, merged runs of the
+ * pieces it received (a failure leaves nothing to access; the cycles go on). */
+static void runs_of_cycle(twophase *t, cycle *c, int64_t k) {
+    c->nruns = 0;
+    if (t->p->my_aggr < 0)
+        return;
+    coll_plan_window(t->p, t->p->my_aggr, k, &c->ws, &c->we);
+    if (window_runs(c) != PARIO_OK)
+        fail(t, PARIO_ERR_NO_MEM, "out of memory for the window's runs");
+}
+
+/* Phase 1 of cycle k into `slot`: everyone's counts (cycle 0's came with
+ * open_cycles), then everyone's piece lists reach the aggregators, which
+ * merge them into runs. Returns only communication failures (a local
+ * failure is recorded and the cycle goes on). */
+static int prepare_cycle(twophase *t, int64_t k, int slot) {
+    cycle *c = &t->cyc[slot];
+    int rc = k > 0 ? count_cycle(t, k, slot) : PARIO_OK;
+    if (rc == PARIO_OK)
+        rc = t->p->whole ? pieces_from_ranges(t, c, k) : exchange_meta(t, c);
+    if (rc == PARIO_OK)
+        runs_of_cycle(t, c, k);
+    return rc;
+}
+
+/* A settled read (whole ranges, one cycle) before its counts move: this
+ * rank checks its counts against its range, since aggregators take each
+ * piece from the ranges; packed memory gets its buffer; an aggregator reads
+ * its window. Whatever fails here reaches every rank with the counts, and
+ * after them nothing is left that can fail on another rank's account. */
+static void read_ahead(twophase *t) {
+    const coll_plan *p = t->p;
+    cycle *c = &t->cyc[0];
+    int64_t s, e;
+    for (int a = 0; a < p->naggr; a++) {
+        int64_t bytes = c->send_cnt[2 * p->aggr[a] + 1];
+        range_piece(p, t->fh->rank, a, 0, &s, &e);
+        if (bytes != (e > s ? e - s : 0) || (bytes > 0 && !t->packs && !c->user_at[a])) {
+            fail(t, PARIO_ERR_INTERN, "this rank's piece does not match its range");
+            return;
+        }
+    }
+    if (t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK) {
+        fail(t, PARIO_ERR_NO_MEM, "out of memory for the data read");
+        return;
+    }
+    if (p->my_aggr < 0)
+        return;
+    for (int r = 0; r < t->fh->nranks; r++) { /* the counts the ranks are about to send */
+        range_piece(p, r, p->my_aggr, 0, &s, &e);
+        c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
+    }
+    if (pieces_from_ranges(t, c, 0) != PARIO_OK) {
+        fail(t, PARIO_ERR_NO_MEM, "out of memory for the window's pieces");
+        return;
+    }
+    runs_of_cycle(t, c, 0);
+    job_start(t, 0);
+}
+
+/* Cycle 0's counts, exchanged by every rank whatever its set-up did: a rank
+ * that failed sends -1 pieces to everyone, so every rank learns of it here
+ * (t->aborted) and the call needs no agreement of its own before the
+ * cycles. Returns only communication failures. */
+static int open_cycles(twophase *t) {
+    cycle *c = &t->cyc[0];
+    int n = t->fh->nranks;
+    if (t->rc == PARIO_OK && t->p->ncycles > 0) {
+        int rc = collect_cycle(t, c, 0);
+        if (rc != PARIO_OK)
+            fail(t, rc, "cannot describe this rank's pieces");
+        else if (t->settled)
+            read_ahead(t);
+    }
+    if (t->rc != PARIO_OK || t->p->ncycles == 0)
+        for (int r = 0; r < 2 * n; r++)
+            c->send_cnt[r] = r % 2 == 0 && t->rc != PARIO_OK ? -1 : 0;
     if (MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) !=
         MPI_SUCCESS)
         return PARIO_ERR_COMM;
-    rc = t->p->whole ? pieces_from_ranges(t, c, k) : exchange_meta(t, c);
-    if (rc != PARIO_OK)
-        return rc;
-    c->nruns = 0;
-    if (t->p->my_aggr >= 0) {
-        coll_plan_window(t->p, t->p->my_aggr, k, &c->ws, &c->we);
-        if (window_runs(c) != PARIO_OK) /* nothing to access; the cycles go on */
-            fail(t, PARIO_ERR_NO_MEM, "out of memory for the window's runs");
-    }
+    for (int r = 0; r < n; r++)
+        t->aborted |= c->recv_cnt[2 * r] < 0;
     return PARIO_OK;
+}
+
+/* A settled read after the counts: its data moves, and no agreement
+ * follows (read_ahead). */
+static int read_settled(twophase *t) {
+    cycle *c = &t->cyc[0];
+    for (int r = 0; r < t->fh->nranks; r++) /* one piece each, however the sender cut it */
+        c->recv_cnt[2 * r] = c->recv_cnt[2 * r + 1] > 0;
+    int rc = exchange_data(t, 0);
+    if (rc == PARIO_OK && (rc = unpack_cycle(t, 0)) != PARIO_OK)
+        fail(t, rc, "cannot place the data read");
+    return rc;
 }
 
 /* Writes: exchange cycle k into its half window, then store it in the
@@ -707,19 +815,14 @@ static int read_cycles(twophase *t) {
     return rc;
 }
 
-static int cycle_alloc(cycle *c, int nranks, int naggr) {
-    c->send_cnt = calloc(2 * (size_t)nranks, sizeof *c->send_cnt);
-    c->recv_cnt = calloc(2 * (size_t)nranks, sizeof *c->recv_cnt);
+static int cycle_alloc(cycle *c, int naggr) {
     c->send_at = calloc(2 * (size_t)naggr, sizeof *c->send_at);
     c->user_at = calloc((size_t)naggr, sizeof *c->user_at);
     c->seg_at = calloc((size_t)naggr + 1, sizeof *c->seg_at);
-    return c->send_cnt && c->recv_cnt && c->send_at && c->user_at && c->seg_at ? PARIO_OK
-                                                                               : PARIO_ERR_NO_MEM;
+    return c->send_at && c->user_at && c->seg_at ? PARIO_OK : PARIO_ERR_NO_MEM;
 }
 
 static void cycle_free(cycle *c) {
-    free(c->send_cnt);
-    free(c->recv_cnt);
     free(c->send_at);
     free(c->user_at);
     free(c->seg_at);
@@ -739,8 +842,7 @@ static int twophase_alloc(twophase *t) {
         return PARIO_ERR_NO_MEM;
     int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
     for (int s = 0; s < nslots; s++)
-        if (cycle_alloc(&t->cyc[s], n, naggr) != PARIO_OK ||
-            grow(&t->window[s], window) != PARIO_OK)
+        if (cycle_alloc(&t->cyc[s], naggr) != PARIO_OK || grow(&t->window[s], window) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
     return PARIO_OK;
 }
@@ -757,15 +859,20 @@ static void twophase_free(twophase *t) {
 
 int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
     pario_file *fh = c->fh;
-    int write = c->write;
+    int write = c->write, n = fh->nranks;
     twophase t = {.fh = fh,
                   .p = p,
                   .write = write,
                   .pipelined = p->halved,
+                  .settled = !write && p->whole && p->ncycles == 1,
                   .pos = c->pos,
                   .buf = c->buf,
                   .count = c->count,
                   .mt = c->mt};
+    for (int s = 0; s < 2; s++) { /* with the file: a rank whose set-up failed still sends */
+        t.cyc[s].send_cnt = fh->coll_counts + (int64_t)4 * s * n;
+        t.cyc[s].recv_cnt = t.cyc[s].send_cnt + (int64_t)2 * n;
+    }
     io_trace_plan(fh->trace, p->naggr, p->my_aggr >= 0 ? p->dom_start[p->my_aggr] : 0,
                   p->my_aggr >= 0 ? p->dom_end[p->my_aggr] : 0, p->cycle_bytes, p->ncycles);
     if (rc == PARIO_OK)
@@ -775,8 +882,12 @@ int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
     if (rc != PARIO_OK && fh->last.code == PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
                    write ? "write_all" : "read_all", fh->path);
-    rc = io_agree(fh->comm, rc, &fh->last);
-    if (rc == PARIO_OK && (rc = write ? write_cycles(&t) : read_cycles(&t)) != PARIO_OK)
+    t.rc = rc;
+    rc = open_cycles(&t);
+    int quiet = rc == PARIO_OK && t.settled && !t.aborted; /* nothing left to agree on */
+    if (rc == PARIO_OK && !t.aborted)
+        rc = t.settled ? read_settled(&t) : write ? write_cycles(&t) : read_cycles(&t);
+    if (rc != PARIO_OK)
         pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
                    fh->path);
     job_join(&t);
@@ -784,5 +895,9 @@ int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
         rc = write ? io_file_flushed(fh, t.rc) : t.rc; /* the writes reach the storage */
     streams_close(&t);
     twophase_free(&t);
-    return io_agree(fh->comm, rc, &fh->last);
+    if (!quiet)
+        return io_agree(fh->comm, rc, &fh->last);
+    if (rc != PARIO_OK) /* this rank's alone: reported on every rank at the next sync or close */
+        io_hold_failure(fh);
+    return rc;
 }

@@ -65,6 +65,8 @@ struct pario_file {
     int ncb_ranks;
     struct coll_range *coll_ranges; /* every rank's range in a collective call (nranks) */
     int64_t *coll_share;            /* the allgather of ranges (nranks * SHARE_N) */
+    int64_t *coll_counts;           /* two-phase cycles' counts per rank: two slots of
+                                       (pieces, bytes) sent and received (nranks * 8) */
     int sieve_writers;              /* some rank may sieve a write (its view has holes and
                                        romio_ds_write allows it): plain writes then lock */
     int plain_views;                /* every rank's view is contiguous in the file and the

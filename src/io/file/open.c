@@ -230,6 +230,7 @@ static void file_release(pario_file *fh) {
     free(fh->cb_ranks);
     free(fh->coll_ranges);
     free(fh->coll_share);
+    free(fh->coll_counts);
 }
 
 static void file_free(pario_file *fh) {
