@@ -212,7 +212,8 @@ static const scenario scenarios[] = {
       {END, 0, 0}}},
     {"nodes",
      "contiguous views over several nodes (not kept): a small collective write through the "
-     "funnel, a large one and a collective read each rank's own access with agreed outcome",
+     "funnel, a large one and collective reads each rank's own access with agreed outcome (the "
+     "second and third read ahead of the allgather of ranges)",
      256,
      0,
      96 * KB,
@@ -224,6 +225,8 @@ static const scenario scenarios[] = {
       {SYNC, 0, 0},
       {SYNC, 0, 0},
       {READ_ALL, 0, 71000},
+      {READ_ALL, 1000, 5000},
+      {READ_ALL, 0, 9000},
       {END, 0, 0}}},
     {"ownread",
      "collective reads on one node, each rank's own (sieved) read, of 512 B blocks "

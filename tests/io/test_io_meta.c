@@ -120,6 +120,14 @@ int MPI_Win_free(MPI_Win *w) {
 #define SYNC_FIRST_MAX 1   /* the machine's communicator, once per parked set */
 #define RESIZE_MAX 2       /* checks and sizes in one step; rank 0's outcome */
 #define SHARED_RESET_MAX 1 /* set_view after the shared pointer moved */
+/* Collective reads of one range per rank: alone (romio_cb_read=disable)
+ * the first takes the allgather of ranges and the agreed outcome, each
+ * later one reads ahead and its outcome rides in the allgather; a settled
+ * two-phase read (enable: whole ranges, one cycle) takes the allgather and
+ * the counts, which carry the set-up's and the aggregators' outcomes. */
+#define READ_ALONE_FIRST_MAX 2
+#define READ_ALONE_MAX 1
+#define READ_SETTLED_MAX 2
 /* A new communicator of ranks whose freed one left its kit (HDF5 dups the
  * program's communicator for every file): the vote on taking it, then the
  * two steps of every open. */
@@ -251,6 +259,36 @@ static void test_reopen(MPI_Comm comm, const char *path) {
     }
 }
 
+static void read_counted(pario_file *fh, const char *what, long long max) {
+    unsigned char got[8] = {0};
+    MPI_Count n = 0;
+    long long t = tally;
+    PT_EQ(pario_file_read_at_all(fh, 8 * rank, got, 8, MPI_BYTE, &n), PARIO_OK);
+    PT_CHECK(calls_of(t, what) <= max);
+    PT_EQ(n, 8);
+    for (int i = 0; i < 8; i++)
+        PT_EQ(got[i], (unsigned char)(rank + 1));
+}
+
+static void test_read_steps(MPI_Comm comm, const char *path) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_read", "disable");
+    pario_file *fh =
+        open_counted(comm, path, MPI_MODE_RDONLY, info, "open (reads alone)", OPEN_MAX);
+    read_counted(fh, "read_at_all (alone, first)", READ_ALONE_FIRST_MAX);
+    for (int i = 0; i < 2; i++)
+        read_counted(fh, "read_at_all (alone, ahead)", READ_ALONE_MAX);
+    close_counted(&fh);
+    MPI_Info_set(info, "romio_cb_read", "enable");
+    fh = open_counted(comm, path, MPI_MODE_RDONLY, info, "open (two-phase reads)", OPEN_MAX);
+    for (int i = 0; i < 2; i++)
+        read_counted(fh, "read_at_all (settled)",
+                     nranks > 1 ? READ_SETTLED_MAX : READ_ALONE_FIRST_MAX);
+    close_counted(&fh);
+    MPI_Info_free(&info);
+}
+
 /* Whether this process holds a descriptor of path (from /proc/self/fd). */
 static int holds_open(const char *path) {
     char want[PATH_MAX], link[PATH_MAX + 32], got[PATH_MAX];
@@ -360,6 +398,7 @@ int main(int argc, char **argv) {
     close_counted(&fh);
     test_file_calls(comm, path);
     test_reopen(comm, path);
+    test_read_steps(comm, path);
     test_deferred_open(comm, path, "cb_nodes", "1", 1, OPEN_MAX);
     /* ROMIO's one per node ("*:1") and "*:2" are new lists on comm */
     test_deferred_open(comm, path, NULL, NULL, 1, OPEN_MAX + PLACE_MAX);

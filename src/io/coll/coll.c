@@ -65,22 +65,25 @@ static int has_spare_core(const pario_file *fh) {
     return cpus_online > (fh->nranks + nodes - 1) / nodes;
 }
 
-/* One allgather carries every rank's verdict, range and wish to pipeline
- * reads (*spare: every rank has it). On a failure, the lowest failing rank's
- * message is shared, as io_agree does. */
+/* One allgather carries every rank's verdict, range, wish to pipeline
+ * reads (*spare: every rank has it) and the outcome of its read made ahead
+ * (read_rc; *read_failed: some rank's failed). On a failure, the lowest
+ * failing rank's message is shared, as io_agree does. */
 static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all,
-                        int *spare) {
-    int64_t out[SHARE_N] = {rc, mine->first, mine->end, mine->bytes, has_spare_core(fh)};
+                        int read_rc, int *spare, int *read_failed) {
+    int64_t out[SHARE_N] = {rc, mine->first, mine->end, mine->bytes, has_spare_core(fh), read_rc};
     int64_t *in = fh->coll_share; /* allocated with the file: no failure here */
     int ok =
         MPI_Allgather(out, SHARE_N, MPI_INT64_T, in, SHARE_N, MPI_INT64_T, fh->comm) == MPI_SUCCESS;
     int failed = 0;
     *spare = 1;
+    *read_failed = 0;
     for (int r = 0; ok && r < fh->nranks; r++) {
         const int64_t *x = in + SHARE_N * r;
         all[r] = (coll_range){x[SHARE_FIRST], x[SHARE_END], x[SHARE_BYTES]};
         failed |= x[SHARE_RC] != PARIO_OK;
         *spare &= x[SHARE_SPARE] != 0;
+        *read_failed |= x[SHARE_READ] != PARIO_OK && x[SHARE_READ] != SHARE_NOT_READ;
     }
     if (!ok) /* without the allgather, io_agree keeps the ranks together */
         return io_agree(
@@ -118,16 +121,35 @@ static int call_prepare(coll_call *c, int check) {
     return rc;
 }
 
+/* A read made ahead of the allgather of ranges, where the last collective
+ * read since the view went each rank on its own (fh->reads_alone, agreed):
+ * its outcome rides in the allgather, so when the ranges send this call
+ * the same way it needs no agreement after it; when they do not, it is
+ * forgotten (its failure too) and the call goes its way. Returns the
+ * outcome, or SHARE_NOT_READ. On the GlusterFS test bed over TCP (2 nodes
+ * x 2 ranks), IOR's segmented 4 KiB collective read was one agreement
+ * (a TCP round trip) behind ROMIO, which does not agree on a read's outcome. */
+static int read_ahead(coll_call *c, int rc, pario_error *saved) {
+    pario_file *fh = c->fh;
+    if (c->write || rc != PARIO_OK || !fh->reads_alone)
+        return SHARE_NOT_READ;
+    *saved = fh->last;
+    return io_access(fh, 0, c->pos, c->buf, c->count, c->type, &c->moved);
+}
+
 /* Every rank's range, through the funnel (which may finish a small write
  * itself) or one allgather; then the route the ranges call for. */
 static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     pario_file *fh = c->fh;
     coll_range *all = fh->coll_ranges; /* allocated with the file */
     int done = 0, pipelined = 1;       /* may cycles overlap file access and exchange? */
+    int read_failed = 0;
+    pario_error saved;
+    int ahead = read_ahead(c, rc, &saved);
     if (first == COLL_ROUTE_FUNNEL) {
         rc = coll_small_write(c, rc, all, &done);
     } else {
-        rc = share_ranges(fh, rc, &c->mine, all, &pipelined);
+        rc = share_ranges(fh, rc, &c->mine, all, ahead, &pipelined, &read_failed);
         pipelined |= c->write; /* writes always; reads with a spare processor everywhere */
     }
     if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
@@ -144,6 +166,14 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     }
     coll_route route = coll_route_by_ranges(fh, c->write, all);
     coll_route_count(fh, route);
+    if (!c->write)
+        fh->reads_alone = route == COLL_ROUTE_INDEPENDENT;
+    if (ahead != SHARE_NOT_READ && route == COLL_ROUTE_INDEPENDENT) /* every rank read ahead */
+        return read_failed ? io_agree(fh->comm, ahead, &fh->last) : PARIO_OK;
+    if (ahead != SHARE_NOT_READ) { /* another way: the read ahead is forgotten */
+        fh->last = saved;
+        c->moved = 0;
+    }
     if (route == COLL_ROUTE_TWOPHASE) {
         coll_plan plan;
         return run_planned(c, &plan, coll_plan_make(&plan, fh, all, c->write, pipelined));

@@ -82,8 +82,10 @@ void io_coll_kept_finalize(void);
  * against 183 and 229), so they stay independent. */
 #define COLL_REQUEST_BOUND_PIECE (4 * COLL_REQUEST_BOUND_READ)
 
-/* Entries each rank contributes to the allgather of ranges. */
-enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_N };
+/* Entries each rank contributes to the allgather of ranges (SHARE_READ: the
+ * outcome of a read made ahead, coll.c, or SHARE_NOT_READ). */
+enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_READ, SHARE_N };
+#define SHARE_NOT_READ (-1)
 
 /* Collective. Which ranks may aggregate (fh->cb_ranks): rank r may when its
  * index among its node's ranks is below the count cb_config_list gives its

@@ -81,6 +81,9 @@ struct pario_file {
                                        COLL_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
     int once_judged;                /* a collective read's pattern was judged for reading
                                        once per node (agreed, io/coll/route.c) */
+    int reads_alone;                /* the last collective read since the view went each
+                                       rank on its own (agreed): the next reads ahead
+                                       (io/coll/coll.c) */
     struct kept_window *kept;       /* kept collective writes (io/coll/kept.c) */
     struct kept_window *kept_idle;  /* a window that waits with comm for the next file */
     int kept_pending;               /* a collective write was kept on some rank since the

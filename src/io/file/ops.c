@@ -277,6 +277,7 @@ int pario_file_set_view(pario_file *fh, MPI_Offset disp, MPI_Datatype etype, MPI
     }
     view_install(&fh->view, &made);
     fh->fp = 0;
+    fh->reads_alone = 0; /* a new view: its first collective read is judged afresh */
     if (v.any[0]) { /* hints given: rank 0's decide, as at set_info */
         io_hints_update(&fh->hints, info);
         rc = io_file_settle(fh, err);
