@@ -8,7 +8,8 @@
  * same call took two or three. So do records of 128 KiB (adjacent pieces
  * under COLL_REQUEST_BOUND_PIECE), which ranks read on their own before;
  * records of 1 MiB are still read by each rank on its own, one request per
- * rank and call. The test counts the pread calls the process makes (it
+ * rank and call. Noncontiguous memory is staged in larger steps there
+ * (test_staged_read). The test counts the pread calls the process makes (it
  * defines pread, which the library's calls reach first) and checks every
  * byte. */
 #include <stdlib.h>
@@ -73,6 +74,36 @@ static long long read_records(pario_file *fh) {
     return all;
 }
 
+/* Noncontiguous memory (4 KiB blocks, a 4 KiB gap after each) read from 1 MiB
+ * of the file on this rank's own: staged in steps of 4 MiB where reads are
+ * request-bound, so one request; in 256 KiB steps elsewhere, four
+ * (io/indep/access.c, stage_step). */
+static void test_staged_read(const char *path, const char *const *hints, long long want) {
+    const int64_t len = 1 << 20, at = (int64_t)rank << 20;
+    pario_file *fh = iot_open(path, MPI_MODE_CREATE | MPI_MODE_RDWR, hints);
+    if (!fh)
+        return;
+    unsigned char *mem = malloc(2 * len);
+    for (int64_t i = 0; i < len; i++)
+        mem[i] = byte_at(at + i);
+    PT_EQ(pario_file_write_at(fh, at, mem, len, MPI_BYTE, NULL), PARIO_OK);
+    MPI_Datatype gapped;
+    MPI_Type_vector((int)(len / 4096), 4096, 8192, MPI_BYTE, &gapped);
+    MPI_Type_commit(&gapped);
+    memset(mem, 0, 2 * len);
+    preads = 0;
+    PT_EQ(pario_file_read_at(fh, at, mem, 1, gapped, NULL), PARIO_OK);
+    PT_EQ(preads, want);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < len; i++)
+        bad += mem[i / 4096 * 8192 + i % 4096] != byte_at(at + i);
+    PT_EQ(bad, 0);
+    MPI_Type_free(&gapped);
+    free(mem);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -99,5 +130,8 @@ int main(int argc, char **argv) {
         pario_error err;
         PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     }
+    const char *none[] = {NULL};
+    test_staged_read(path, request_bound, 1);
+    test_staged_read(path, none, 4);
     return ptest_finish();
 }

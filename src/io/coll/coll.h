@@ -62,16 +62,8 @@ void io_coll_kept_finalize(void);
  * to 60x (8 B) faster than two-phase; past 8 the margin for the larger
  * blocks would be gone. */
 #define COLL_MAX_SPREAD 8
-/* A file system where one read call costs as much as moving at least this
- * many bytes (pario_read_call_bytes: `pario calibrate`'s figure or the hint)
- * is request-bound: a collective read whose pieces are adjacent and each
- * smaller than this is made by two-phase, one request for the lot, instead
- * of a request per rank. IOR strided 4 KiB collective reads on the GlusterFS
- * test bed, 4 ranks as 2 nodes: 51-66 MiB/s two-phase against 29-38 each
- * rank on its own; on local ext4 (a read call worth 5.5-8 KB) the same
- * change halved the rate (573-585 against 945-1252), so it stays off there. */
-#define COLL_REQUEST_BOUND_READ ((int64_t)64 << 10)
-/* Where reads are request-bound, adjacent pieces each smaller than this go
+/* Where reads are request-bound (IO_REQUEST_BOUND_READ, io/cost), adjacent
+ * pieces each smaller than this go
  * two-phase: a request then costs at least a quarter of a piece's transfer,
  * and one request for all the pieces beat one per rank by more than the
  * ranks' requests gained from running side by side. IOR strided
@@ -80,7 +72,7 @@ void io_coll_kept_finalize(void);
  * 241-263 against 53-110 MiB/s (OMPIO 109-199), 1 node x 4 ranks 187-189
  * against 85-119 (OMPIO 137-172). At 1 MiB pieces neither won (336 and 203
  * against 183 and 229), so they stay independent. */
-#define COLL_REQUEST_BOUND_PIECE (4 * COLL_REQUEST_BOUND_READ)
+#define COLL_REQUEST_BOUND_PIECE (4 * IO_REQUEST_BOUND_READ)
 
 /* Entries each rank contributes to the allgather of ranges (SHARE_READ: the
  * outcome of a read made ahead, coll.c, or SHARE_NOT_READ). */

@@ -118,7 +118,7 @@ coll_route coll_route_first(const pario_file *fh, int write) {
  * - Otherwise two-phase where ranges overlap or interleave, or some rank's
  *   access has holes; ranks with disjoint contiguous ranges go on their
  *   own, unless reads are request-bound on the file system
- *   (COLL_REQUEST_BOUND_READ) and the pieces adjacent and smaller than
+ *   (IO_REQUEST_BOUND_READ) and the pieces adjacent and smaller than
  *   COLL_REQUEST_BOUND_PIECE: then one aggregator's request replaces one
  *   per rank. */
 coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_range *all) {
@@ -141,7 +141,7 @@ coll_route coll_route_by_ranges(const pario_file *fh, int write, const coll_rang
 }
 
 /* Rule 5, the aggregators of a two-phase read where read calls are
- * request-bound (COLL_REQUEST_BOUND_READ): as few as take the call's span in
+ * request-bound (IO_REQUEST_BOUND_READ): as few as take the call's span in
  * one window each, so the call costs one request per window, whatever the
  * block size. Cut into cb_nodes domains at striping_unit boundaries (the
  * 128 KiB block size FUSE reports on the GlusterFS test bed), IOR's

@@ -49,6 +49,19 @@
  * without overflow. */
 #define IO_CALL_BYTES_MAX ((int64_t)1 << 40)
 
+/* A file system where one read call costs as much as moving at least this
+ * many bytes (pario_read_call_bytes: `pario calibrate`'s figure or the hint)
+ * is request-bound: each request is a round trip (a network file system).
+ * There a collective read whose pieces are adjacent and each smaller than
+ * this is made by two-phase, one request for the lot, instead of a request
+ * per rank (io/coll/route.c): IOR strided 4 KiB collective reads on the
+ * GlusterFS test bed, 4 ranks as 2 nodes: 51-66 MiB/s two-phase against
+ * 29-38 each rank on its own; on local ext4 (a read call worth 5.5-8 KB)
+ * the same change halved the rate (573-585 against 945-1252), so it stays
+ * off there. Noncontiguous memory is staged in larger steps there too
+ * (io/indep/access.c). */
+#define IO_REQUEST_BOUND_READ ((int64_t)64 << 10)
+
 /* What n calls cost in bytes at call_bytes each (1 to IO_CALL_BYTES_MAX),
  * saturating instead of overflowing (windows of very many tiny blocks), with
  * room left to add a window's bytes. */

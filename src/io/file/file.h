@@ -78,7 +78,7 @@ struct pario_file {
     int overlapping_views;          /* some rank's view has overlapping blocks (read-only
                                        files; agreed): collective reads go independent */
     int request_bound_reads;        /* some rank's read call costs at least
-                                       COLL_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
+                                       IO_REQUEST_BOUND_READ bytes (agreed, io/coll/route.c) */
     int once_judged;                /* a collective read's pattern was judged for reading
                                        once per node (agreed, io/coll/route.c) */
     int reads_alone;                /* the last collective read since the view went each

@@ -121,7 +121,7 @@ int pario_file_get_info(pario_file *fh, MPI_Info *info) {
  * - A view with overlapping blocks (read-only files) is read by its own
  *   rank: two-phase finds a rank's data by file offset, which such a view
  *   does not map to one stream position.
- * - Where some rank's read calls cost as much as COLL_REQUEST_BOUND_READ
+ * - Where some rank's read calls cost as much as IO_REQUEST_BOUND_READ
  *   bytes, small adjacent collective reads are aggregated (route.c); the
  *   costs are per rank, the flag rides with the views'. */
 /* This rank's part of those flags for view (VIEW_FLAGS of them). */
@@ -142,7 +142,7 @@ static void view_flags(const pario_file *fh, const io_view *view, int *mine) {
     mine[3] = coarse;
     mine[4] = sparse;
     mine[5] = view->overlapping;
-    mine[6] = fh->read_call_bytes >= COLL_REQUEST_BOUND_READ;
+    mine[6] = fh->read_call_bytes >= IO_REQUEST_BOUND_READ;
 }
 
 static void apply_view_flags(pario_file *fh, const int *any) {
