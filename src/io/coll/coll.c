@@ -155,8 +155,7 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
         if (done)
             coll_route_count(fh, COLL_ROUTE_FUNNEL);
-        if (rc == PARIO_OK)
-            c->moved = c->total;
+        c->moved = rc == PARIO_OK ? c->total : 0; /* a read made ahead counts for nothing */
         return rc;
     }
     if (coll_read_once_applies(fh, c->write, all)) {
