@@ -212,8 +212,7 @@ static const scenario scenarios[] = {
       {END, 0, 0}}},
     {"nodes",
      "contiguous views over several nodes (not kept): a small collective write through the "
-     "funnel, a large one and collective reads each rank's own access with agreed outcome (the "
-     "second and third read ahead of the allgather of ranges)",
+     "funnel, a large one and collective reads each rank's own access with agreed outcome",
      256,
      0,
      96 * KB,

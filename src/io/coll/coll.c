@@ -122,16 +122,21 @@ static int call_prepare(coll_call *c, int check) {
 }
 
 /* A read made ahead of the allgather of ranges, where the last collective
- * read since the view went each rank on its own (fh->reads_alone, agreed):
- * its outcome rides in the allgather, so when the ranges send this call
- * the same way it needs no agreement after it; when they do not, it is
- * forgotten (its failure too) and the call goes its way. Returns the
- * outcome, or SHARE_NOT_READ. On the GlusterFS test bed over TCP (2 nodes
- * x 2 ranks), IOR's segmented 4 KiB collective read was one agreement
- * (a TCP round trip) behind ROMIO, which does not agree on a read's outcome. */
+ * read since the view went each rank on its own (fh->reads_alone, agreed)
+ * and the file is open read-only: its outcome rides in the allgather, so
+ * when the ranges send this call the same way it needs no agreement after
+ * it; when they do not, it is forgotten (its failure too) and the call goes
+ * its way. Returns the outcome, or SHARE_NOT_READ. On the GlusterFS test bed
+ * over TCP (2 nodes x 2 ranks), IOR's segmented 4 KiB collective read was
+ * one agreement (a TCP round trip) behind ROMIO, which does not agree on a
+ * read's outcome. Only read-only: on a writable file the allgather also
+ * orders each rank's read after the other ranks' earlier writes (and their
+ * flush, where the client caches), which MPI leaves to sync-barrier-sync
+ * but programs and pario's random sequences across caching clients
+ * (testbed.roundtrip) count on. */
 static int read_ahead(coll_call *c, int rc, pario_error *saved) {
     pario_file *fh = c->fh;
-    if (c->write || rc != PARIO_OK || !fh->reads_alone)
+    if (c->write || rc != PARIO_OK || !fh->reads_alone || !(fh->amode & MPI_MODE_RDONLY))
         return SHARE_NOT_READ;
     *saved = fh->last;
     return io_access(fh, 0, c->pos, c->buf, c->count, c->type, &c->moved);
