@@ -20,7 +20,7 @@
  * No agreement follows the set-up: cycle 0's counts carry each rank's
  * verdict on it (open_cycles). A settled read (whole ranges, one cycle)
  * reads before its counts move, so they carry the read's outcome too, and
- * no agreement follows the call either (read_ahead). */
+ * no agreement follows the call either (settle_read). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -663,16 +663,26 @@ static int unpack_cycle(twophase *t, int slot) {
     return PARIO_OK;
 }
 
-/* This rank's counts for cycle k (its pieces described), then everyone's. */
-static int count_cycle(twophase *t, int64_t k, int slot) {
-    cycle *c = &t->cyc[slot];
+/* This rank's pieces and counts for cycle k (a failure is recorded). */
+static int describe_cycle(twophase *t, cycle *c, int64_t k) {
     int rc = collect_cycle(t, c, k);
     if (rc != PARIO_OK)
         fail(t, rc, "cannot describe this rank's pieces");
+    return rc;
+}
+
+/* Everyone's counts of cycle c. */
+static int exchange_counts(twophase *t, cycle *c) {
     return MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) ==
                    MPI_SUCCESS
                ? PARIO_OK
                : PARIO_ERR_COMM;
+}
+
+/* This rank's counts for cycle k, then everyone's. */
+static int count_cycle(twophase *t, int64_t k, int slot) {
+    describe_cycle(t, &t->cyc[slot], k);
+    return exchange_counts(t, &t->cyc[slot]);
 }
 
 /* An aggregator's window of cycle k and the sorted, merged runs of the
@@ -705,7 +715,7 @@ static int prepare_cycle(twophase *t, int64_t k, int slot) {
  * piece from the ranges; packed memory gets its buffer; an aggregator reads
  * its window. Whatever fails here reaches every rank with the counts, and
  * after them nothing is left that can fail on another rank's account. */
-static void read_ahead(twophase *t) {
+static void settle_read(twophase *t) {
     const coll_plan *p = t->p;
     cycle *c = &t->cyc[0];
     int64_t s, e;
@@ -742,26 +752,21 @@ static void read_ahead(twophase *t) {
 static int open_cycles(twophase *t) {
     cycle *c = &t->cyc[0];
     int n = t->fh->nranks;
-    if (t->rc == PARIO_OK && t->p->ncycles > 0) {
-        int rc = collect_cycle(t, c, 0);
-        if (rc != PARIO_OK)
-            fail(t, rc, "cannot describe this rank's pieces");
-        else if (t->settled)
-            read_ahead(t);
-    }
+    if (t->rc == PARIO_OK && t->p->ncycles > 0 && describe_cycle(t, c, 0) == PARIO_OK && t->settled)
+        settle_read(t);
     if (t->rc != PARIO_OK || t->p->ncycles == 0)
         for (int r = 0; r < 2 * n; r++)
             c->send_cnt[r] = r % 2 == 0 && t->rc != PARIO_OK ? -1 : 0;
-    if (MPI_Alltoall(c->send_cnt, 2, MPI_INT64_T, c->recv_cnt, 2, MPI_INT64_T, t->fh->comm) !=
-        MPI_SUCCESS)
-        return PARIO_ERR_COMM;
+    int rc = exchange_counts(t, c);
+    if (rc != PARIO_OK)
+        return rc;
     for (int r = 0; r < n; r++)
         t->aborted |= c->recv_cnt[2 * r] < 0;
     return PARIO_OK;
 }
 
 /* A settled read after the counts: its data moves, and no agreement
- * follows (read_ahead). */
+ * follows (settle_read). */
 static int read_settled(twophase *t) {
     cycle *c = &t->cyc[0];
     for (int r = 0; r < t->fh->nranks; r++) /* one piece each, however the sender cut it */
