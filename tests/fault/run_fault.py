@@ -53,6 +53,7 @@ SCENARIOS = {
     "settled": (4, {"PARIO_NODE_SIZE": "2"}, 2),
     "stripe": (4, {}, 2),
     "nodes": (4, {"PARIO_NODE_SIZE": "2"}, 3),
+    "readonly": (4, {"PARIO_NODE_SIZE": "2"}, 3),
     "ownread": (4, {}, 1),
     "sieved": (4, {}, 2),
     "indep": (3, {}, 1),

@@ -227,6 +227,25 @@ static const scenario scenarios[] = {
       {READ_ALL, 1000, 5000},
       {READ_ALL, 0, 9000},
       {END, 0, 0}}},
+    {"readonly",
+     "a file open read-only over two nodes, contiguous views: after a collective read each "
+     "rank made on its own, the next ones read ahead of the allgather (no agreement when "
+     "all succeed); one whose ranges overlap goes two-phase and forgets its read ahead",
+     256,
+     0,
+     16 * KB,
+     AGREED,
+     AGREED,
+     {NULL},
+     {{READ_ALL, 0, 6000},
+      {READ_ALL, 1000, 3000},
+      {SYNC, 0, 0},
+      {READ_ALL, 0, 9000},
+      {READ_ALL, 0, 20000},
+      {READ_ALL, 500, 3000},
+      {READ_ALL, 4000, 2000},
+      {SYNC, 0, 0},
+      {END, 0, 0}}},
     {"ownread",
      "collective reads on one node, each rank's own (sieved) read, of 512 B blocks "
      "interleaved, written by independent sieved writes",
@@ -508,12 +527,23 @@ static int prefill(const scenario *scenario, const char *path, int64_t size) {
     return ok;
 }
 
+/* Scenarios whose file is opened read-only (their steps only read and sync). */
+static const char *const read_only[] = {"readonly"};
+
+static int is_read_only(const scenario *sc) {
+    for (size_t i = 0; i < sizeof read_only / sizeof read_only[0]; i++)
+        if (strcmp(read_only[i], sc->name) == 0)
+            return 1;
+    return 0;
+}
+
 static int open_file(const scenario *sc, const char *path, MPI_File *fh) {
     MPI_Info info;
     MPI_Info_create(&info);
     for (const char *const *kv = sc->hints; kv[0]; kv += 2)
         MPI_Info_set(info, kv[0], kv[1]);
-    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, info, fh);
+    int amode = is_read_only(sc) ? MPI_MODE_RDONLY : MPI_MODE_RDWR;
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, amode, info, fh);
     MPI_Info_free(&info);
     return rc;
 }

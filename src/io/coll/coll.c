@@ -125,8 +125,10 @@ static int call_prepare(coll_call *c, int check) {
  * read since the view went each rank on its own (fh->reads_alone, agreed)
  * and the file is open read-only: its outcome rides in the allgather, so
  * when the ranges send this call the same way it needs no agreement after
- * it; when they do not, it is forgotten (its failure too) and the call goes
- * its way. Returns the outcome, or SHARE_NOT_READ. On the GlusterFS test bed
+ * it; when they do not, it is forgotten and the call goes its way. A read
+ * ahead that failed on some rank fails the call on every rank, whatever the
+ * route: the storage's error is reported, not retried along another way.
+ * Returns the outcome, or SHARE_NOT_READ. On the GlusterFS test bed
  * over TCP (2 nodes x 2 ranks), IOR's segmented 4 KiB collective read was
  * one agreement (a TCP round trip) behind ROMIO, which does not agree on a
  * read's outcome. Only read-only: on a writable file the allgather also
@@ -172,7 +174,10 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     coll_route_count(fh, route);
     if (!c->write)
         fh->reads_alone = route == COLL_ROUTE_INDEPENDENT;
-    if (ahead != SHARE_NOT_READ && route == COLL_ROUTE_INDEPENDENT) /* every rank read ahead */
+    /* Every rank read ahead: where the call goes each rank's own way, or some
+     * read failed, the reads are the call (a storage error is reported, not
+     * retried along another route). */
+    if (ahead != SHARE_NOT_READ && (route == COLL_ROUTE_INDEPENDENT || read_failed))
         return read_failed ? io_agree(fh->comm, ahead, &fh->last) : PARIO_OK;
     if (ahead != SHARE_NOT_READ) { /* another way: the read ahead is forgotten */
         fh->last = saved;
