@@ -8,7 +8,8 @@ check below with no error at all, and learns N: how many storage calls the
 chosen ranks make (per op). Then it runs it once per fault: the n-th call
 (op=any) of rank R fails with ENOSPC, for n = 1..N, and with EIO and as a
 short transfer (op=write and op=read) for every k-th n, R being one rank
-other than 0 and then rank 0. --budget caps the runs per scenario (k grows
+other than 0 and then rank 0; so does, as ENOMEM, every k-th scratch buffer
+the rank reserves (op=mem). --budget caps the runs per scenario (k grows
 to fit); --full runs every n of every kind.
 
 After each run it checks, from the ranks' records (DIR/result.RANK), the
@@ -60,7 +61,7 @@ SCENARIOS = {
     "indepsieve": (3, {}, 2),
     "indepspan": (3, {}, 1),
 }
-ERROR_CLASS = {"ENOSPC": "NO_SPACE", "EIO": "IO"}
+ERROR_CLASS = {"ENOSPC": "NO_SPACE", "EIO": "IO", "ENOMEM": "NO_MEM"}
 RANK_NOTE = re.compile(r" \(on rank \d+\)")
 NOTE_TEXT = " (on rank "
 
@@ -497,7 +498,8 @@ def fault_cases(scenario, counts, args):
     chosen rank while that fits args.budget (else every k-th), then a third
     of the budget more, spread evenly over EIO (any), short transfers (write
     and read), failed byte-range locks (EIO) and a disk that stays full
-    (ENOSPC sticky, write) of each rank."""
+    (ENOSPC sticky, write) of each rank, and a third more over the scratch
+    buffers each rank reserves (ENOMEM, mem)."""
     _, _, other = SCENARIOS[scenario]
     ranks = [r for r in (args.rank or (other, 0)) if r in counts]
     k = 1
@@ -514,10 +516,17 @@ def fault_cases(scenario, counts, args):
         others += [Case(scenario, r, n, "lock", "EIO") for n in range(1, c["lock"] + 1)]
         others += [Case(scenario, r, n, "write", "ENOSPC", sticky=True)
                    for n in range(1, c["write"] + 1)]
-    if not args.full and others:
-        step = -(-len(others) // max(1, args.budget // 3))
-        others = others[step // 2::step]
-    return cases + others
+    mem = [Case(scenario, r, n, "mem", "ENOMEM") for r in ranks
+           for n in range(1, counts[r].get("mem", 0) + 1)]
+    return cases + spread(others, args) + spread(mem, args)
+
+
+def spread(cases, args):
+    """A third of args.budget of cases, evenly spread (all with args.full)."""
+    if args.full or not cases:
+        return cases
+    step = -(-len(cases) // max(1, args.budget // 3))
+    return cases[step // 2::step]
 
 
 # ---- reporting ---------------------------------------------------------------------------
@@ -569,6 +578,8 @@ def run_scenario(h, scenario, args):
         cases = [Case.parse(scenario, args.case)]
     else:
         cases = fault_cases(scenario, counts, args)
+    if args.ops:
+        cases = [c for c in cases if c.op in args.ops.split(",")]
     passed, failed, hangs, unfired = 1, 0, 0, 0
     for i, case in enumerate(cases):
         if hangs >= args.max_hangs:
@@ -600,6 +611,7 @@ def main():
     p.add_argument("--program", required=True, help="the fault_scenario binary")
     p.add_argument("--scenario", action="append", default=[],
                    help="scenario to run (repeatable; default all): %s" % ", ".join(SCENARIOS))
+    p.add_argument("--ops", help="run only the cases of these ops, e.g. mem or write,read")
     p.add_argument("--case", help="run only this fault, e.g. rank=1,call=3,op=any,error=EIO")
     p.add_argument("--budget", type=int, default=36,
                    help="ENOSPC runs per scenario at most (at every n while they fit), and a "

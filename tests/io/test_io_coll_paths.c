@@ -3,6 +3,10 @@
  *   (pario_cb_read_pipeline=enable) and without, over many small cycles,
  *   1 to n aggregators, through an interleaved view of odd-sized blocks:
  *   every byte read equals the file's;
+ * - two-phase writes and reads of 1-byte blocks interleaved, with a window
+ *   of 4 KiB: an aggregator's piece list from one rank is longer than its
+ *   window, so the lists go in several messages (rounds); the file and the
+ *   bytes read are exact;
  * - a collective write that fails in the file system (ENOSPC on /dev/full)
  *   on the small-write funnel, the forced two-phase path and the interleaved
  *   two-phase path: every rank returns PARIO_ERR_NO_SPACE with the failing
@@ -80,6 +84,68 @@ static void test_pipelined_reads(void) {
     }
 }
 
+/* Bytes each rank writes in 1-byte blocks (TINY_BYTES * nranks in the file). */
+#define TINY_BYTES 5000
+
+static unsigned char tiny_byte(int r, int64_t i) {
+    return (unsigned char)(i * 13 + r * 61 + 5);
+}
+
+static void tiny_pass(const char *path, const char *pipeline) {
+    const char *kv[] = {"romio_cb_write",
+                        "enable",
+                        "romio_cb_read",
+                        "enable",
+                        "cb_buffer_size",
+                        "4096",
+                        "cb_nodes",
+                        "2",
+                        "pario_cb_read_pipeline",
+                        pipeline,
+                        NULL};
+    pario_file *fh = iot_open(path, MPI_MODE_RDWR | MPI_MODE_CREATE, kv);
+    if (!fh)
+        return;
+    MPI_Datatype ft = ptest_interleaved(1, MPI_BYTE);
+    PT_EQ(pario_file_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL), PARIO_OK);
+    static unsigned char mine[TINY_BYTES], got[TINY_BYTES];
+    for (int64_t i = 0; i < TINY_BYTES; i++)
+        mine[i] = tiny_byte(rank, i);
+    memset(got, 0, sizeof got);
+    MPI_Count bytes = -1;
+    PT_EQ(pario_file_write_all(fh, mine, TINY_BYTES, MPI_BYTE, &bytes), PARIO_OK);
+    PT_EQ(bytes, (MPI_Count)TINY_BYTES);
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+    PT_EQ(pario_file_seek(fh, 0, MPI_SEEK_SET), PARIO_OK);
+    PT_EQ(pario_file_read_all(fh, got, TINY_BYTES, MPI_BYTE, &bytes), PARIO_OK);
+    PT_EQ(bytes, (MPI_Count)TINY_BYTES);
+    PT_EQ(memcmp(got, mine, sizeof got), 0);
+    MPI_Type_free(&ft);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    if (rank == 0) { /* the file itself: byte k*nranks + r is rank r's byte k */
+        static unsigned char file[TINY_BYTES * 8];
+        int fd = open(path, O_RDONLY);
+        PT_CHECK(fd >= 0 && read(fd, file, sizeof file) == (ssize_t)TINY_BYTES * nranks);
+        int64_t bad = 0;
+        for (int64_t o = 0; o < (int64_t)TINY_BYTES * nranks; o++)
+            bad += file[o] != tiny_byte((int)(o % nranks), o / nranks);
+        PT_EQ(bad, 0);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_tiny_pieces(void) {
+    const char *path = ptest_path("coll-paths-tiny");
+    if (rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tiny_pass(path, "enable");
+    tiny_pass(path, "disable");
+}
+
 /* Every rank failed with ENOSPC and holds the message of the rank that
  * failed (rank 0 here: the only writer or the first aggregator). */
 static void check_same_no_space(int rc, pario_file *fh) {
@@ -125,6 +191,8 @@ int main(int argc, char **argv) {
     PT_CHECK(nranks <= 8); /* write_pattern's buffer holds 8 ranks' blocks */
     if (nranks <= 8)
         test_pipelined_reads();
+    if (nranks <= 8)
+        test_tiny_pieces();
     test_write_failures();
     return ptest_finish();
 }

@@ -187,24 +187,39 @@ static int funnel_reserve(pario_file *fh, funnel_bufs *b) {
     return PARIO_OK;
 }
 
-/* Receive every other rank's header and data. Without buffers the messages
- * are still taken (into nothing, which MPI reports as truncation and which
- * is ignored: the call fails with the funnel's out-of-memory verdict). */
-static int receive_parts(small_call *s, funnel_bufs *b, char **data, int nobuf) {
+/* Receive every other rank's header and data. */
+static int receive_parts(small_call *s, funnel_bufs *b, char **data) {
     pario_file *fh = s->fh;
     int nreq = 0;
-    int64_t discard = 0;
     MPI_Request reqs[2 * COLL_SMALL_MAX_RANKS];
     for (int r = 0; r < fh->nranks; r++) {
         if (r == fh->rank)
             continue;
-        int64_t *h = nobuf ? &discard : b->heads + (int64_t)r * HEAD_MAX;
-        data[r] = nobuf ? (char *)&discard : b->data + r * b->cap;
-        MPI_Irecv(h, nobuf ? 0 : HEAD_MAX, MPI_INT64_T, r, TAG_HEAD, fh->comm, &reqs[nreq++]);
-        MPI_Irecv(data[r], nobuf ? 0 : (int)b->cap, MPI_BYTE, r, TAG_DATA, fh->comm, &reqs[nreq++]);
+        data[r] = b->data + r * b->cap;
+        MPI_Irecv(b->heads + (int64_t)r * HEAD_MAX, HEAD_MAX, MPI_INT64_T, r, TAG_HEAD, fh->comm,
+                  &reqs[nreq++]);
+        MPI_Irecv(data[r], (int)b->cap, MPI_BYTE, r, TAG_DATA, fh->comm, &reqs[nreq++]);
     }
-    int rc = wait_all(reqs, nreq);
-    return nobuf ? PARIO_OK : rc;
+    return wait_all(reqs, nreq);
+}
+
+/* Without buffers the funnel still takes every rank's header and data, one
+ * rank at a time into this frame (a part that travels is at most
+ * COLL_SMALL_BYTES), and drops them: the call fails with its out-of-memory
+ * verdict and no rank waits for a message. */
+static int drop_parts(small_call *s) {
+    pario_file *fh = s->fh;
+    union {
+        int64_t head[HEAD_MAX];
+        char data[COLL_SMALL_BYTES];
+    } sink;
+    int rc = MPI_SUCCESS;
+    for (int r = 0; r < fh->nranks && rc == MPI_SUCCESS; r++)
+        if (r != fh->rank && (rc = MPI_Recv(sink.head, HEAD_MAX, MPI_INT64_T, r, TAG_HEAD, fh->comm,
+                                            MPI_STATUS_IGNORE)) == MPI_SUCCESS)
+            rc = MPI_Recv(sink.data, (int)sizeof sink.data, MPI_BYTE, r, TAG_DATA, fh->comm,
+                          MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
 }
 
 /* Every rank's pieces with their data, sorted by offset; the count, or -1
@@ -261,7 +276,7 @@ static int run_funnel(small_call *s) {
         s->head[HEAD_RC] =
             pario_fail(&fh->last, PARIO_ERR_NO_MEM,
                        "write_all %s: out of memory for the collective call", fh->path);
-    int rc = receive_parts(s, &b, data, nobuf);
+    int rc = nobuf ? drop_parts(s) : receive_parts(s, &b, data);
     if (nobuf) {
         s->reply[REPLY_WAY] = WAY_FAILED;
         s->reply[REPLY_RC] = PARIO_OK;

@@ -68,6 +68,8 @@ typedef struct cycle {
                           bound for one aggregator, in `segs` */
     int64_t ws, we;    /* an aggregator's window this cycle */
     int64_t nin;       /* pieces an aggregator received this cycle */
+    int blind;         /* an aggregator without room for the lists (a failure recorded):
+                          its data messages are taken or sent whole, as scratch */
     run *runs;         /* their sorted, merged runs (in `pieces`) */
     int64_t nruns;
     growbuf meta_out, data_out, meta_in, pieces, segs;
@@ -309,31 +311,67 @@ static int wait_all(MPI_Request *reqs, int n) {
     return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
 }
 
-/* Send my piece lists to the aggregators; aggregators receive everyone's. */
+/* Pieces per piece-list message: a message never outgrows an aggregator's
+ * window, so one that cannot keep the lists can still take each message in
+ * its window (and drop it). Lists longer than this, pieces averaging under
+ * 16 bytes, go in rounds of one message per peer. */
+static int64_t list_chunk(const twophase *t) {
+    int64_t n = t->p->cycle_bytes / (2 * (int64_t)sizeof(int64_t));
+    return n > 0 ? n : 1;
+}
+
+/* Round j of the piece lists: my chunk j to each aggregator, and, as an
+ * aggregator, each rank's chunk j into meta_in, or when blind (no room for
+ * the lists) one rank at a time into the window, dropped. */
+static int exchange_list_round(twophase *t, cycle *c, int64_t j, int *more) {
+    pario_file *fh = t->fh;
+    int64_t chunk = list_chunk(t), at = 0;
+    int nreq = 0;
+    *more = 0;
+    for (int a = 0; a < t->p->naggr; a++) {
+        int dst = t->p->aggr[a];
+        int64_t n = c->send_cnt[2 * dst] - j * chunk;
+        *more |= n > chunk;
+        if (n > 0)
+            MPI_Isend((int64_t *)c->meta_out.p + 2 * (c->send_at[2 * a] + j * chunk),
+                      (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T, dst, TAG_META, fh->comm,
+                      &t->reqs[nreq++]);
+    }
+    int rc = PARIO_OK;
+    for (int r = 0; r < fh->nranks; at += c->recv_cnt[2 * r], r++) {
+        int64_t n = c->recv_cnt[2 * r] - j * chunk;
+        *more |= n > chunk;
+        if (n <= 0)
+            continue;
+        int len = (int)(2 * (n < chunk ? n : chunk));
+        if (!c->blind)
+            MPI_Irecv((int64_t *)c->meta_in.p + 2 * (at + j * chunk), len, MPI_INT64_T, r, TAG_META,
+                      fh->comm, &t->reqs[nreq++]);
+        else if (MPI_Recv(t->window[c - t->cyc].p, len, MPI_INT64_T, r, TAG_META, fh->comm,
+                          MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            rc = PARIO_ERR_COMM;
+    }
+    int wrc = wait_all(t->reqs, nreq);
+    return rc != PARIO_OK ? rc : wrc;
+}
+
+/* Send my piece lists to the aggregators; aggregators receive everyone's.
+ * An aggregator without room for them records the failure and still takes
+ * every message (the cycle goes on blind: blind_window_side). */
 static int exchange_meta(twophase *t, cycle *c) {
     pario_file *fh = t->fh;
-    int nreq = 0;
     c->nin = 0;
     for (int r = 0; r < fh->nranks; r++)
         c->nin += c->recv_cnt[2 * r];
-    if (grow(&c->meta_in, c->nin * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
-        return PARIO_ERR_NO_MEM;
-    int64_t at = 0;
-    for (int r = 0; r < fh->nranks; r++) {
-        int64_t n = c->recv_cnt[2 * r];
-        if (n > 0)
-            MPI_Irecv((int64_t *)c->meta_in.p + 2 * at, (int)(2 * n), MPI_INT64_T, r, TAG_META,
-                      fh->comm, &t->reqs[nreq++]);
-        at += n;
+    c->blind = grow(&c->meta_in, c->nin * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK;
+    if (c->blind) {
+        fail(t, PARIO_ERR_NO_MEM, "out of memory for the piece lists");
+        c->nin = 0;
     }
-    for (int a = 0; a < t->p->naggr; a++) {
-        int dst = t->p->aggr[a];
-        int64_t n = c->send_cnt[2 * dst];
-        if (n > 0)
-            MPI_Isend((int64_t *)c->meta_out.p + 2 * c->send_at[2 * a], (int)(2 * n), MPI_INT64_T,
-                      dst, TAG_META, fh->comm, &t->reqs[nreq++]);
-    }
-    return wait_all(t->reqs, nreq);
+    int rc = PARIO_OK, more = 1;
+    for (int64_t j = 0; rc == PARIO_OK && more; j++)
+        rc = exchange_list_round(t, c, j, &more);
+    return rc;
 }
 
 /* Whole ranges (plan.c): rank r's piece of aggregator a's window in cycle
@@ -350,15 +388,13 @@ static void range_piece(const coll_plan *p, int r, int a, int64_t k, int64_t *s,
  * still come from every rank (a rank that could not describe its pieces
  * sends none); a count that disagrees with the range is a planning bug,
  * recorded, with the piece cut to what the rank sends. */
-static int pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
+static void pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
     const coll_plan *p = t->p;
     int n = t->fh->nranks;
     c->nin = 0;
     if (p->my_aggr < 0)
-        return PARIO_OK;
-    if (grow(&c->meta_in, (int64_t)n * 2 * (int64_t)sizeof(int64_t)) != PARIO_OK)
-        return PARIO_ERR_NO_MEM;
-    int64_t ws, we, *m = (int64_t *)c->meta_in.p;
+        return;
+    int64_t ws, we, *m = (int64_t *)c->meta_in.p; /* one piece per rank (twophase_alloc) */
     coll_plan_window(p, p->my_aggr, k, &ws, &we);
     for (int r = 0; r < n; r++) {
         int64_t bytes = c->recv_cnt[2 * r + 1], s, e;
@@ -375,7 +411,6 @@ static int pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
         m[2 * c->nin + 1] = e - s;
         c->nin++;
     }
-    return PARIO_OK;
 }
 
 /* n (position, length) pairs as one byte datatype: each at its place in
@@ -573,19 +608,36 @@ static int segments_type(const twophase *t, const cycle *c, int a, MPI_Datatype 
     return pairs_type(NULL, g, c->seg_at[a + 1] - c->seg_at[a], t->pos, type);
 }
 
-/* Move the data of the cycle in `slot`: aggregators through per-sender piece
- * types over the window, the others from/to their data in one message per
- * aggregator. */
-static int exchange_data(twophase *t, int slot) {
+/* An aggregator's receive (reads: send) type for each rank sending it more
+ * than one piece, in rank order into t->types. Where one cannot be made the
+ * failure is recorded, those made are freed and the cycle goes blind. */
+static int piece_types(twophase *t, cycle *c) {
+    const int64_t *m = (const int64_t *)c->meta_in.p;
+    int ntypes = 0;
+    for (int r = 0, at = 0; !c->blind && r < t->fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
+        int64_t n = c->recv_cnt[2 * r];
+        if (n <= 1 || r == t->fh->rank)
+            continue;
+        if (pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes]) != PARIO_OK) {
+            fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
+            c->blind = 1;
+            break;
+        }
+        ntypes++;
+    }
+    for (int i = 0; c->blind && i < ntypes; i++)
+        MPI_Type_free(&t->types[i]);
+    return c->blind ? 0 : ntypes;
+}
+
+/* The aggregator's side of the data: each rank's pieces land in (reads:
+ * leave from) their places in the window, through the types piece_types
+ * made, or, for one piece, its bytes of the window. */
+static int post_window_side(twophase *t, int slot, int nreq) {
     pario_file *fh = t->fh;
     cycle *c = &t->cyc[slot];
-    int nreq = 0, ntypes = 0, rc = PARIO_OK;
-    int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
-    double t0 = io_trace_clock(fh->trace);
     const int64_t *m = (const int64_t *)c->meta_in.p;
-    if (!t->write && t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK)
-        return PARIO_ERR_NO_MEM;
-    for (int r = 0, at = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
+    for (int r = 0, at = 0, ntypes = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
         int64_t n = c->recv_cnt[2 * r];
         if (n == 0)
             continue;
@@ -599,8 +651,6 @@ static int exchange_data(twophase *t, int slot) {
         if (n == 1) { /* one piece: its bytes of the window, no datatype to make */
             window += coll_plan_place(t->p, c->ws, m[2 * at]);
             len = (int)m[2 * at + 1];
-        } else if ((rc = pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes])) != PARIO_OK) {
-            break;
         } else {
             type = t->types[ntypes++];
         }
@@ -609,35 +659,82 @@ static int exchange_data(twophase *t, int slot) {
         else
             MPI_Isend(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
     }
-    for (int a = 0; rc == PARIO_OK && a < t->p->naggr; a++) {
+    return nreq;
+}
+
+/* A blind aggregator (a failure recorded, nothing will be accessed) still
+ * takes each rank's data, one rank at a time into the window (a rank's
+ * pieces of one window do not overlap, so they fit), and sends each reader
+ * as many bytes as it waits for. */
+static int blind_window_side(twophase *t, int slot) {
+    pario_file *fh = t->fh;
+    cycle *c = &t->cyc[slot];
+    int rc = MPI_SUCCESS;
+    for (int r = 0; rc == MPI_SUCCESS && r < fh->nranks; r++) {
+        int bytes = (int)c->recv_cnt[2 * r + 1];
+        if (bytes == 0 || r == fh->rank)
+            continue;
+        if (t->write)
+            rc = MPI_Recv(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm,
+                          MPI_STATUS_IGNORE);
+        else
+            rc = MPI_Send(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm);
+    }
+    return rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+}
+
+/* This rank's side: its data to (reads: from) each other aggregator in one
+ * message, packed, in place, or through a type over its memory's segments.
+ * Where that type cannot be made the failure is recorded and the message
+ * still goes, as scratch bytes of the call's memory. */
+static int post_own_side(twophase *t, int slot, int nreq, int *ntypes, int64_t *traded) {
+    pario_file *fh = t->fh;
+    cycle *c = &t->cyc[slot];
+    for (int a = 0; a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
         int64_t bytes = c->send_cnt[2 * dst + 1];
         if (bytes == 0 || dst == fh->rank)
             continue;
-        traded += bytes;
+        *traded += bytes;
         char *at = t->base;
-        int n = 1;
+        int n = (int)bytes;
         MPI_Datatype type = MPI_BYTE;
         if (t->packs || c->user_at[a]) {
             at = my_data_for(c, a);
-            n = (int)bytes;
-        } else if ((rc = segments_type(t, c, a, &t->types[ntypes])) != PARIO_OK) {
-            break;
+        } else if (segments_type(t, c, a, &t->types[*ntypes]) == PARIO_OK) {
+            n = 1;
+            type = t->types[(*ntypes)++];
         } else {
-            type = t->types[ntypes++];
+            fail(t, PARIO_ERR_NO_MEM, "cannot describe this rank's memory");
         }
         if (t->write)
             MPI_Isend(at, n, type, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
         else
             MPI_Irecv(at, n, type, dst, TAG_DATA, fh->comm, &t->reqs[nreq++]);
     }
+    return nreq;
+}
+
+/* Move the data of the cycle in `slot`: aggregators through per-sender piece
+ * types over the window, the others from/to their data in one message per
+ * aggregator. A local failure on the way is recorded and every message
+ * still moves, so no rank waits for one that never comes. */
+static int exchange_data(twophase *t, int slot) {
+    cycle *c = &t->cyc[slot];
+    int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
+    double t0 = io_trace_clock(t->fh->trace);
+    int ntypes = c->blind ? 0 : piece_types(t, c);
+    int nreq = post_own_side(t, slot, 0, &ntypes, &traded);
+    int rc = PARIO_OK;
+    if (c->blind)
+        rc = blind_window_side(t, slot);
+    else
+        nreq = post_window_side(t, slot, nreq);
     int wrc = wait_all(t->reqs, nreq);
-    if (rc == PARIO_OK)
-        rc = wrc;
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
-    io_trace_exchange(fh->trace, traded, t0);
-    return rc;
+    io_trace_exchange(t->fh->trace, traded, t0);
+    return rc != PARIO_OK ? rc : wrc;
 }
 
 /* Reads: hand the data received from each aggregator to the user's memory. */
@@ -663,11 +760,20 @@ static int unpack_cycle(twophase *t, int slot) {
     return PARIO_OK;
 }
 
-/* This rank's pieces and counts for cycle k (a failure is recorded). */
+/* This rank's pieces and counts for cycle k (a failure is recorded). A read
+ * into noncontiguous memory reserves the buffer its data arrives in here,
+ * before the counts move: where that fails, this rank asks for nothing this
+ * cycle, so no aggregator sends it data it has no room for. */
 static int describe_cycle(twophase *t, cycle *c, int64_t k) {
+    c->blind = 0;
     int rc = collect_cycle(t, c, k);
-    if (rc != PARIO_OK)
+    if (rc != PARIO_OK) {
         fail(t, rc, "cannot describe this rank's pieces");
+    } else if (!t->write && t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK) {
+        rc = PARIO_ERR_NO_MEM;
+        fail(t, rc, "out of memory for the data read");
+        memset(c->send_cnt, 0, 2 * (size_t)t->fh->nranks * sizeof *c->send_cnt);
+    }
     return rc;
 }
 
@@ -703,8 +809,10 @@ static void runs_of_cycle(twophase *t, cycle *c, int64_t k) {
 static int prepare_cycle(twophase *t, int64_t k, int slot) {
     cycle *c = &t->cyc[slot];
     int rc = k > 0 ? count_cycle(t, k, slot) : PARIO_OK;
-    if (rc == PARIO_OK)
-        rc = t->p->whole ? pieces_from_ranges(t, c, k) : exchange_meta(t, c);
+    if (rc == PARIO_OK && t->p->whole)
+        pieces_from_ranges(t, c, k);
+    else if (rc == PARIO_OK)
+        rc = exchange_meta(t, c);
     if (rc == PARIO_OK)
         runs_of_cycle(t, c, k);
     return rc;
@@ -727,20 +835,13 @@ static void settle_read(twophase *t) {
             return;
         }
     }
-    if (t->packs && grow(&c->data_out, c->out_bytes) != PARIO_OK) {
-        fail(t, PARIO_ERR_NO_MEM, "out of memory for the data read");
-        return;
-    }
     if (p->my_aggr < 0)
         return;
     for (int r = 0; r < t->fh->nranks; r++) { /* the counts the ranks are about to send */
         range_piece(p, r, p->my_aggr, 0, &s, &e);
         c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
     }
-    if (pieces_from_ranges(t, c, 0) != PARIO_OK) {
-        fail(t, PARIO_ERR_NO_MEM, "out of memory for the window's pieces");
-        return;
-    }
+    pieces_from_ranges(t, c, 0);
     runs_of_cycle(t, c, 0);
     job_start(t, 0);
 }
@@ -845,9 +946,12 @@ static int twophase_alloc(twophase *t) {
     t->types = calloc((size_t)n + (size_t)naggr, sizeof *t->types);
     if (!t->streams || !t->reqs || !t->types)
         return PARIO_ERR_NO_MEM;
-    int64_t window = t->p->my_aggr >= 0 ? t->p->cycle_bytes : 0;
-    for (int s = 0; s < nslots; s++)
-        if (cycle_alloc(&t->cyc[s], naggr) != PARIO_OK || grow(&t->window[s], window) != PARIO_OK)
+    int aggr = t->p->my_aggr >= 0;
+    int64_t window = aggr ? t->p->cycle_bytes : 0;
+    int64_t lists = aggr && t->p->whole ? (int64_t)n * 2 * (int64_t)sizeof(int64_t) : 0;
+    for (int s = 0; s < nslots; s++) /* before the counts: a failure reaches every rank */
+        if (cycle_alloc(&t->cyc[s], naggr) != PARIO_OK || grow(&t->window[s], window) != PARIO_OK ||
+            grow(&t->cyc[s].meta_in, lists) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
     return PARIO_OK;
 }

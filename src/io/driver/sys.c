@@ -21,11 +21,12 @@ enum sys_op {
     SYS_TRUNC,
     SYS_ALLOC,
     SYS_LOCK,
+    SYS_MEM, /* not storage: a scratch buffer reserved (io_sys_mem_fault); not in any */
     SYS_NOPS,
     SYS_ANY = SYS_NOPS
 };
 static const char *const op_names[SYS_NOPS + 1] = {"write", "read", "sync", "trunc",
-                                                   "alloc", "lock", "any"};
+                                                   "alloc", "lock", "mem",  "any"};
 
 /* The `error` of a fault that shortens a transfer instead of failing it. */
 #define SYS_SHORT (-1)
@@ -69,6 +70,8 @@ static int parse_error(const char *v, int *error) {
         *error = ENOSPC;
     else if (strcmp(v, "EIO") == 0)
         *error = EIO;
+    else if (strcmp(v, "ENOMEM") == 0)
+        *error = ENOMEM;
     else if (strcmp(v, "short") == 0)
         *error = SYS_SHORT;
     else
@@ -139,7 +142,7 @@ static void report_counts(void) {
     long long any = 0;
     for (int i = 0; i < SYS_NOPS; i++) {
         long long c = atomic_load(&sys.calls[i]);
-        any += c;
+        any += i == SYS_MEM ? 0 : c;
         n += snprintf(line + n, sizeof line - (size_t)n, " %s=%lld", op_names[i], c);
     }
     snprintf(line + n, sizeof line - (size_t)n, " any=%lld fired=%lld\n", any,
@@ -161,7 +164,8 @@ static void setup_once(void) {
     if (spec && *spec && parse_spec(spec, &f) != 0)
         fprintf(stderr,
                 "pario: PARIO_FAULT=\"%s\" not understood "
-                "(rank=R,call=N,op=write|read|sync|trunc|alloc|lock|any,error=ENOSPC|EIO|short"
+                "(rank=R,call=N,op=write|read|sync|trunc|alloc|lock|mem|any,"
+                "error=ENOSPC|EIO|ENOMEM|short"
                 "[,sticky]); no fault injected\n",
                 spec);
     else if (spec && *spec && (f.rank < 0 || f.rank == sys.rank)) {
@@ -185,7 +189,7 @@ void io_sys_setup(void) {
  * or one) is made unchanged. */
 static int fault_for(int op, int can_short) {
     atomic_fetch_add_explicit(&sys.calls[op], 1, memory_order_relaxed);
-    if (!sys.armed || (sys.op != SYS_ANY && sys.op != op))
+    if (!sys.armed || (sys.op != op && (sys.op != SYS_ANY || op == SYS_MEM)))
         return 0;
     long long n = atomic_fetch_add(&sys.matched, 1) + 1;
     if (n < sys.call || (n > sys.call && !sys.sticky))
@@ -307,6 +311,10 @@ int io_sys_posix_fallocate(int fd, off_t off, off_t len) {
     int rc = plain_call_fails(SYS_ALLOC) ? errno : posix_fallocate(fd, off, len);
     io_trace_sys_end(fd, IO_TRACE_ALLOC, 0, off, rc ? -1 : (int64_t)len, t0);
     return rc;
+}
+
+int io_sys_mem_fails(void) {
+    return plain_call_fails(SYS_MEM);
 }
 
 int io_sys_lock(int fd, struct flock *fl) {

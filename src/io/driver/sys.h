@@ -12,13 +12,15 @@
  * and every later matching one. OP: write (pwrite, pwritev), read (pread),
  * sync (fsync, fdatasync), trunc (ftruncate), alloc (fallocate,
  * posix_fallocate), lock (a byte-range lock taken; unlocks are made
- * unchanged and not counted) or any. E: ENOSPC, EIO, or short: a read or write moves
- * only half of its bytes (at least one) and returns that count, as the
- * system may; on a call that moves no bytes, short does nothing.
+ * unchanged and not counted), any (all of these), or mem: a scratch
+ * buffer about to be allocated (io_scratch_reserve; not counted in any).
+ * E: ENOSPC, EIO, ENOMEM, or short: a read or write moves only half of its
+ * bytes (at least one) and returns that count, as the system may; on a call
+ * that moves no bytes, short does nothing.
  *
  * PARIO_FAULT_COUNT=path: at exit every process that opened a file appends
  * one line to path: "rank=R write=.. read=.. sync=.. trunc=.. alloc=..
- * lock=.. any=.. fired=..", its calls per op and how many were made to fail (or
+ * lock=.. mem=.. any=.. fired=..", its calls per op and how many were made to fail (or
  * short), so a harness can learn how many calls a run makes.
  *
  * The settings and counters are the one process-wide registry of this
@@ -45,5 +47,7 @@ int io_sys_fallocate(int fd, int mode, off_t off, off_t len);
 int io_sys_posix_fallocate(int fd, off_t off, off_t len);
 /* fcntl(fd, F_OFD_SETLKW, fl): waits for a lock, or releases one (F_UNLCK). */
 int io_sys_lock(int fd, struct flock *fl);
+/* Whether a scratch buffer about to be allocated must fail (a mem fault). */
+int io_sys_mem_fails(void);
 
 #endif

@@ -1,10 +1,11 @@
 #include <stdlib.h>
+#include "io/driver/sys.h"
 #include "io/file/file.h"
 
 int io_scratch_reserve(char **buf, int64_t *cap, int64_t len) {
     if (*cap >= len)
         return PARIO_OK;
-    char *p = realloc(*buf, (size_t)len);
+    char *p = io_sys_mem_fails() ? NULL : realloc(*buf, (size_t)len);
     if (!p)
         return PARIO_ERR_NO_MEM;
     *buf = p;
