@@ -608,36 +608,39 @@ static int segments_type(const twophase *t, const cycle *c, int a, MPI_Datatype 
     return pairs_type(NULL, g, c->seg_at[a + 1] - c->seg_at[a], t->pos, type);
 }
 
-/* An aggregator's receive (reads: send) type for each rank sending it more
- * than one piece, in rank order into t->types. Where one cannot be made the
- * failure is recorded, those made are freed and the cycle goes blind. */
-static int piece_types(twophase *t, cycle *c) {
-    const int64_t *m = (const int64_t *)c->meta_in.p;
-    int ntypes = 0;
-    for (int r = 0, at = 0; !c->blind && r < t->fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
-        int64_t n = c->recv_cnt[2 * r];
-        if (n <= 1 || r == t->fh->rank)
+/* A blind aggregator (a failure recorded, nothing will be accessed) still
+ * takes the data of ranks from `from` on, one rank at a time into the window
+ * (a rank's pieces of one window do not overlap, so they fit), and sends
+ * each reader as many bytes as it waits for. */
+static int blind_window_side(twophase *t, int slot, int from) {
+    pario_file *fh = t->fh;
+    cycle *c = &t->cyc[slot];
+    int rc = MPI_SUCCESS;
+    for (int r = from; rc == MPI_SUCCESS && r < fh->nranks; r++) {
+        int bytes = (int)c->recv_cnt[2 * r + 1];
+        if (bytes == 0 || r == fh->rank)
             continue;
-        if (pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[ntypes]) != PARIO_OK) {
-            fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
-            c->blind = 1;
-            break;
-        }
-        ntypes++;
+        if (t->write)
+            rc = MPI_Recv(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm,
+                          MPI_STATUS_IGNORE);
+        else
+            rc = MPI_Send(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm);
     }
-    for (int i = 0; c->blind && i < ntypes; i++)
-        MPI_Type_free(&t->types[i]);
-    return c->blind ? 0 : ntypes;
+    return rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
 }
 
 /* The aggregator's side of the data: each rank's pieces land in (reads:
- * leave from) their places in the window, through the types piece_types
- * made, or, for one piece, its bytes of the window. */
-static int post_window_side(twophase *t, int slot, int nreq) {
+ * leave from) their places in the window, through a type made from its
+ * list, or, for one piece, its bytes of the window. Where a type cannot be
+ * made the failure is recorded, the messages posted here are finished (they
+ * depend only on the ranks' own sides, posted before) and the rest of the
+ * cycle goes blind. */
+static int post_window_side(twophase *t, int slot, int *nreq, int *ntypes) {
     pario_file *fh = t->fh;
     cycle *c = &t->cyc[slot];
     const int64_t *m = (const int64_t *)c->meta_in.p;
-    for (int r = 0, at = 0, ntypes = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
+    int first = *nreq;
+    for (int r = 0, at = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
         int64_t n = c->recv_cnt[2 * r];
         if (n == 0)
             continue;
@@ -651,36 +654,22 @@ static int post_window_side(twophase *t, int slot, int nreq) {
         if (n == 1) { /* one piece: its bytes of the window, no datatype to make */
             window += coll_plan_place(t->p, c->ws, m[2 * at]);
             len = (int)m[2 * at + 1];
+        } else if (pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[*ntypes]) == PARIO_OK) {
+            type = t->types[(*ntypes)++];
         } else {
-            type = t->types[ntypes++];
+            fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
+            c->blind = 1;
+            int rc = wait_all(t->reqs + first, *nreq - first);
+            *nreq = first;
+            int brc = blind_window_side(t, slot, r);
+            return rc != PARIO_OK ? rc : brc;
         }
         if (t->write)
-            MPI_Irecv(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Irecv(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[(*nreq)++]);
         else
-            MPI_Isend(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+            MPI_Isend(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[(*nreq)++]);
     }
-    return nreq;
-}
-
-/* A blind aggregator (a failure recorded, nothing will be accessed) still
- * takes each rank's data, one rank at a time into the window (a rank's
- * pieces of one window do not overlap, so they fit), and sends each reader
- * as many bytes as it waits for. */
-static int blind_window_side(twophase *t, int slot) {
-    pario_file *fh = t->fh;
-    cycle *c = &t->cyc[slot];
-    int rc = MPI_SUCCESS;
-    for (int r = 0; rc == MPI_SUCCESS && r < fh->nranks; r++) {
-        int bytes = (int)c->recv_cnt[2 * r + 1];
-        if (bytes == 0 || r == fh->rank)
-            continue;
-        if (t->write)
-            rc = MPI_Recv(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm,
-                          MPI_STATUS_IGNORE);
-        else
-            rc = MPI_Send(t->window[slot].p, bytes, MPI_BYTE, r, TAG_DATA, fh->comm);
-    }
-    return rc == MPI_SUCCESS ? PARIO_OK : PARIO_ERR_COMM;
+    return PARIO_OK;
 }
 
 /* This rank's side: its data to (reads: from) each other aggregator in one
@@ -715,21 +704,18 @@ static int post_own_side(twophase *t, int slot, int nreq, int *ntypes, int64_t *
     return nreq;
 }
 
-/* Move the data of the cycle in `slot`: aggregators through per-sender piece
- * types over the window, the others from/to their data in one message per
- * aggregator. A local failure on the way is recorded and every message
- * still moves, so no rank waits for one that never comes. */
+/* Move the data of the cycle in `slot`: each rank's own side first (its data
+ * to or from the other aggregators, one message each), then an aggregator's
+ * window side through per-sender piece types. Every rank posts its own side
+ * before it can block, so a failure met on the window side can finish what
+ * it posted and go on blind: every message still moves, and no rank waits
+ * for one that never comes. */
 static int exchange_data(twophase *t, int slot) {
-    cycle *c = &t->cyc[slot];
     int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
     double t0 = io_trace_clock(t->fh->trace);
-    int ntypes = c->blind ? 0 : piece_types(t, c);
-    int nreq = post_own_side(t, slot, 0, &ntypes, &traded);
-    int rc = PARIO_OK;
-    if (c->blind)
-        rc = blind_window_side(t, slot);
-    else
-        nreq = post_window_side(t, slot, nreq);
+    int ntypes = 0, nreq = post_own_side(t, slot, 0, &ntypes, &traded);
+    int rc = t->cyc[slot].blind ? blind_window_side(t, slot, 0)
+                                : post_window_side(t, slot, &nreq, &ntypes);
     int wrc = wait_all(t->reqs, nreq);
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
