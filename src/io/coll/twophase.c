@@ -328,6 +328,14 @@ static int exchange_list_round(twophase *t, cycle *c, int64_t j, int *more) {
     int64_t chunk = list_chunk(t), at = 0;
     int nreq = 0;
     *more = 0;
+    for (int r = 0; r < fh->nranks; at += c->recv_cnt[2 * r], r++) {
+        int64_t n = c->recv_cnt[2 * r] - j * chunk;
+        *more |= n > chunk;
+        if (n > 0 && !c->blind)
+            MPI_Irecv((int64_t *)c->meta_in.p + 2 * (at + j * chunk),
+                      (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T, r, TAG_META, fh->comm,
+                      &t->reqs[nreq++]);
+    }
     for (int a = 0; a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
         int64_t n = c->send_cnt[2 * dst] - j * chunk;
@@ -337,22 +345,15 @@ static int exchange_list_round(twophase *t, cycle *c, int64_t j, int *more) {
                       (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T, dst, TAG_META, fh->comm,
                       &t->reqs[nreq++]);
     }
-    int rc = PARIO_OK;
-    for (int r = 0; r < fh->nranks; at += c->recv_cnt[2 * r], r++) {
+    int rc = MPI_SUCCESS; /* blind: each message in turn, after this rank's own are posted */
+    for (int r = 0; c->blind && rc == MPI_SUCCESS && r < fh->nranks; r++) {
         int64_t n = c->recv_cnt[2 * r] - j * chunk;
-        *more |= n > chunk;
-        if (n <= 0)
-            continue;
-        int len = (int)(2 * (n < chunk ? n : chunk));
-        if (!c->blind)
-            MPI_Irecv((int64_t *)c->meta_in.p + 2 * (at + j * chunk), len, MPI_INT64_T, r, TAG_META,
-                      fh->comm, &t->reqs[nreq++]);
-        else if (MPI_Recv(t->window[c - t->cyc].p, len, MPI_INT64_T, r, TAG_META, fh->comm,
-                          MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            rc = PARIO_ERR_COMM;
+        if (n > 0)
+            rc = MPI_Recv(t->window[c - t->cyc].p, (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T,
+                          r, TAG_META, fh->comm, MPI_STATUS_IGNORE);
     }
     int wrc = wait_all(t->reqs, nreq);
-    return rc != PARIO_OK ? rc : wrc;
+    return rc != MPI_SUCCESS ? PARIO_ERR_COMM : wrc;
 }
 
 /* Send my piece lists to the aggregators; aggregators receive everyone's.
@@ -631,15 +632,13 @@ static int blind_window_side(twophase *t, int slot, int from) {
 
 /* The aggregator's side of the data: each rank's pieces land in (reads:
  * leave from) their places in the window, through a type made from its
- * list, or, for one piece, its bytes of the window. Where a type cannot be
- * made the failure is recorded, the messages posted here are finished (they
- * depend only on the ranks' own sides, posted before) and the rest of the
- * cycle goes blind. */
+ * list, or, for one piece, its bytes of the window. Returns the first rank
+ * left out: where its type cannot be made the failure is recorded and the
+ * cycle goes blind from that rank on (exchange_data). */
 static int post_window_side(twophase *t, int slot, int *nreq, int *ntypes) {
     pario_file *fh = t->fh;
     cycle *c = &t->cyc[slot];
     const int64_t *m = (const int64_t *)c->meta_in.p;
-    int first = *nreq;
     for (int r = 0, at = 0; r < fh->nranks; at += (int)c->recv_cnt[2 * r], r++) {
         int64_t n = c->recv_cnt[2 * r];
         if (n == 0)
@@ -659,17 +658,14 @@ static int post_window_side(twophase *t, int slot, int *nreq, int *ntypes) {
         } else {
             fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
             c->blind = 1;
-            int rc = wait_all(t->reqs + first, *nreq - first);
-            *nreq = first;
-            int brc = blind_window_side(t, slot, r);
-            return rc != PARIO_OK ? rc : brc;
+            return r;
         }
         if (t->write)
             MPI_Irecv(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[(*nreq)++]);
         else
             MPI_Isend(window, len, type, r, TAG_DATA, fh->comm, &t->reqs[(*nreq)++]);
     }
-    return PARIO_OK;
+    return fh->nranks;
 }
 
 /* This rank's side: its data to (reads: from) each other aggregator in one
@@ -704,19 +700,27 @@ static int post_own_side(twophase *t, int slot, int nreq, int *ntypes, int64_t *
     return nreq;
 }
 
-/* Move the data of the cycle in `slot`: each rank's own side first (its data
- * to or from the other aggregators, one message each), then an aggregator's
- * window side through per-sender piece types. Every rank posts its own side
- * before it can block, so a failure met on the window side can finish what
- * it posted and go on blind: every message still moves, and no rank waits
- * for one that never comes. */
+/* Move the data of the cycle in `slot`: an aggregator's window side through
+ * per-sender piece types, then this rank's own side (its data to or from
+ * the other aggregators, one message each). A blind aggregator posts its
+ * own side before it blocks on the rest of its window side, and finishes
+ * what its window side posted first, whose messages depend only on other
+ * ranks' own sides: every message still moves, and no rank waits for one
+ * that never comes. */
 static int exchange_data(twophase *t, int slot) {
     int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
     double t0 = io_trace_clock(t->fh->trace);
-    int ntypes = 0, nreq = post_own_side(t, slot, 0, &ntypes, &traded);
-    int rc = t->cyc[slot].blind ? blind_window_side(t, slot, 0)
-                                : post_window_side(t, slot, &nreq, &ntypes);
-    int wrc = wait_all(t->reqs, nreq);
+    int ntypes = 0, nreq = 0, rc = PARIO_OK;
+    int blind_from = t->cyc[slot].blind ? 0 : post_window_side(t, slot, &nreq, &ntypes);
+    int posted = nreq;
+    nreq = post_own_side(t, slot, nreq, &ntypes, &traded);
+    if (blind_from < t->fh->nranks) {
+        rc = wait_all(t->reqs, posted);
+        int brc = blind_window_side(t, slot, blind_from);
+        rc = rc != PARIO_OK ? rc : brc;
+    }
+    int wrc = blind_from < t->fh->nranks ? wait_all(t->reqs + posted, nreq - posted)
+                                         : wait_all(t->reqs, nreq);
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
     io_trace_exchange(t->fh->trace, traded, t0);
