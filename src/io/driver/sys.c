@@ -21,7 +21,7 @@ enum sys_op {
     SYS_TRUNC,
     SYS_ALLOC,
     SYS_LOCK,
-    SYS_MEM, /* not storage: a scratch buffer reserved (io_sys_mem_fault); not in any */
+    SYS_MEM, /* not storage: a scratch buffer reserved (io_sys_mem_fails); not in any */
     SYS_NOPS,
     SYS_ANY = SYS_NOPS
 };
