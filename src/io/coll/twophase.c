@@ -320,6 +320,11 @@ static int64_t list_chunk(const twophase *t) {
     return n > 0 ? n : 1;
 }
 
+/* Elements of the round's message of a list with `left` pieces still to go. */
+static int list_part(int64_t left, int64_t chunk) {
+    return (int)(2 * (left < chunk ? left : chunk));
+}
+
 /* Round j of the piece lists: my chunk j to each aggregator, and, as an
  * aggregator, each rank's chunk j into meta_in, or when blind (no room for
  * the lists) one rank at a time into the window, dropped. */
@@ -332,9 +337,8 @@ static int exchange_list_round(twophase *t, cycle *c, int64_t j, int *more) {
         int64_t n = c->recv_cnt[2 * r] - j * chunk;
         *more |= n > chunk;
         if (n > 0 && !c->blind)
-            MPI_Irecv((int64_t *)c->meta_in.p + 2 * (at + j * chunk),
-                      (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T, r, TAG_META, fh->comm,
-                      &t->reqs[nreq++]);
+            MPI_Irecv((int64_t *)c->meta_in.p + 2 * (at + j * chunk), list_part(n, chunk),
+                      MPI_INT64_T, r, TAG_META, fh->comm, &t->reqs[nreq++]);
     }
     for (int a = 0; a < t->p->naggr; a++) {
         int dst = t->p->aggr[a];
@@ -342,15 +346,14 @@ static int exchange_list_round(twophase *t, cycle *c, int64_t j, int *more) {
         *more |= n > chunk;
         if (n > 0)
             MPI_Isend((int64_t *)c->meta_out.p + 2 * (c->send_at[2 * a] + j * chunk),
-                      (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T, dst, TAG_META, fh->comm,
-                      &t->reqs[nreq++]);
+                      list_part(n, chunk), MPI_INT64_T, dst, TAG_META, fh->comm, &t->reqs[nreq++]);
     }
     int rc = MPI_SUCCESS; /* blind: each message in turn, after this rank's own are posted */
     for (int r = 0; c->blind && rc == MPI_SUCCESS && r < fh->nranks; r++) {
         int64_t n = c->recv_cnt[2 * r] - j * chunk;
         if (n > 0)
-            rc = MPI_Recv(t->window[c - t->cyc].p, (int)(2 * (n < chunk ? n : chunk)), MPI_INT64_T,
-                          r, TAG_META, fh->comm, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(t->window[c - t->cyc].p, list_part(n, chunk), MPI_INT64_T, r, TAG_META,
+                          fh->comm, MPI_STATUS_IGNORE);
     }
     int wrc = wait_all(t->reqs, nreq);
     return rc != MPI_SUCCESS ? PARIO_ERR_COMM : wrc;
@@ -657,7 +660,6 @@ static int post_window_side(twophase *t, int slot, int *nreq, int *ntypes) {
             type = t->types[(*ntypes)++];
         } else {
             fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
-            c->blind = 1;
             return r;
         }
         if (t->write)
@@ -710,17 +712,17 @@ static int post_own_side(twophase *t, int slot, int nreq, int *ntypes, int64_t *
 static int exchange_data(twophase *t, int slot) {
     int64_t traded = 0; /* bytes this rank sends to (reads: receives from) other aggregators */
     double t0 = io_trace_clock(t->fh->trace);
-    int ntypes = 0, nreq = 0, rc = PARIO_OK;
+    int ntypes = 0, nreq = 0, done = 0, rc = PARIO_OK;
     int blind_from = t->cyc[slot].blind ? 0 : post_window_side(t, slot, &nreq, &ntypes);
     int posted = nreq;
     nreq = post_own_side(t, slot, nreq, &ntypes, &traded);
-    if (blind_from < t->fh->nranks) {
+    if (blind_from < t->fh->nranks) { /* the window side's posted messages, then the rest */
         rc = wait_all(t->reqs, posted);
+        done = posted;
         int brc = blind_window_side(t, slot, blind_from);
         rc = rc != PARIO_OK ? rc : brc;
     }
-    int wrc = blind_from < t->fh->nranks ? wait_all(t->reqs + posted, nreq - posted)
-                                         : wait_all(t->reqs, nreq);
+    int wrc = wait_all(t->reqs + done, nreq - done);
     for (int i = 0; i < ntypes; i++)
         MPI_Type_free(&t->types[i]);
     io_trace_exchange(t->fh->trace, traded, t0);

@@ -28,6 +28,11 @@ enum sys_op {
 static const char *const op_names[SYS_NOPS + 1] = {"write", "read", "sync", "trunc",
                                                    "alloc", "lock", "mem",  "any"};
 
+/* Whether op counts as a storage call, one that op=any matches. */
+static int in_any(int op) {
+    return op != SYS_MEM;
+}
+
 /* The `error` of a fault that shortens a transfer instead of failing it. */
 #define SYS_SHORT (-1)
 /* Most buffers one pwritev takes (Linux's IOV_MAX). */
@@ -142,7 +147,7 @@ static void report_counts(void) {
     long long any = 0;
     for (int i = 0; i < SYS_NOPS; i++) {
         long long c = atomic_load(&sys.calls[i]);
-        any += i == SYS_MEM ? 0 : c;
+        any += in_any(i) ? c : 0;
         n += snprintf(line + n, sizeof line - (size_t)n, " %s=%lld", op_names[i], c);
     }
     snprintf(line + n, sizeof line - (size_t)n, " any=%lld fired=%lld\n", any,
@@ -189,7 +194,7 @@ void io_sys_setup(void) {
  * or one) is made unchanged. */
 static int fault_for(int op, int can_short) {
     atomic_fetch_add_explicit(&sys.calls[op], 1, memory_order_relaxed);
-    if (!sys.armed || (sys.op != op && (sys.op != SYS_ANY || op == SYS_MEM)))
+    if (!sys.armed || (sys.op != op && (sys.op != SYS_ANY || !in_any(op))))
         return 0;
     long long n = atomic_fetch_add(&sys.matched, 1) + 1;
     if (n < sys.call || (n > sys.call && !sys.sticky))
