@@ -108,6 +108,7 @@ typedef struct twophase {
     int job_running;
     MPI_Request *reqs;
     MPI_Datatype *types;
+    growbuf type_args; /* the arguments of the piece types being made (pairs_type) */
     int rc;      /* first local failure; the cycles go on so nobody waits */
     int settled; /* a read of whole ranges in one cycle: the read happens before the
                     counts move, which carry its outcome (read_settled) */
@@ -419,23 +420,22 @@ static void pieces_from_ranges(twophase *t, cycle *c, int64_t k) {
 
 /* n (position, length) pairs as one byte datatype: each at its place in
  * the window starting at ws under plan p, or, without a plan, at its
- * position less ws. */
-static int pairs_type(const coll_plan *p, const int64_t *m, int64_t n, int64_t ws,
+ * position less ws. The type's arguments are laid out in `args`, a scratch
+ * buffer reused for every type of the call. */
+static int pairs_type(growbuf *args, const coll_plan *p, const int64_t *m, int64_t n, int64_t ws,
                       MPI_Datatype *type) {
-    int *lens = malloc((size_t)n * sizeof *lens);
-    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    int rc = lens && disps ? PARIO_OK : PARIO_ERR_NO_MEM;
-    for (int64_t i = 0; rc == PARIO_OK && i < n; i++) {
+    if (grow(args, n * (int64_t)(sizeof(MPI_Aint) + sizeof(int))) != PARIO_OK)
+        return PARIO_ERR_NO_MEM;
+    MPI_Aint *disps = (MPI_Aint *)args->p;
+    int *lens = (int *)(disps + n);
+    for (int64_t i = 0; i < n; i++) {
         disps[i] = (MPI_Aint)(p ? coll_plan_place(p, ws, m[2 * i]) : m[2 * i] - ws);
         lens[i] = (int)m[2 * i + 1];
     }
-    if (rc == PARIO_OK &&
-        (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) != MPI_SUCCESS ||
-         MPI_Type_commit(type) != MPI_SUCCESS))
-        rc = PARIO_ERR_COMM;
-    free(lens);
-    free(disps);
-    return rc;
+    if (MPI_Type_create_hindexed((int)n, lens, disps, MPI_BYTE, type) != MPI_SUCCESS ||
+        MPI_Type_commit(type) != MPI_SUCCESS)
+        return PARIO_ERR_COMM;
+    return PARIO_OK;
 }
 
 /* ---- phase 2: the aggregator's file access ------------------------------------------ */
@@ -607,9 +607,9 @@ static void exchange_with_self(twophase *t, int slot, const int64_t *m, int64_t 
 
 /* Contiguous memory spread over several segments for aggregator a: one
  * datatype of them over the user's memory. */
-static int segments_type(const twophase *t, const cycle *c, int a, MPI_Datatype *type) {
+static int segments_type(twophase *t, const cycle *c, int a, MPI_Datatype *type) {
     const int64_t *g = (const int64_t *)c->segs.p + 2 * c->seg_at[a];
-    return pairs_type(NULL, g, c->seg_at[a + 1] - c->seg_at[a], t->pos, type);
+    return pairs_type(&t->type_args, NULL, g, c->seg_at[a + 1] - c->seg_at[a], t->pos, type);
 }
 
 /* A blind aggregator (a failure recorded, nothing will be accessed) still
@@ -656,7 +656,8 @@ static int post_window_side(twophase *t, int slot, int *nreq, int *ntypes) {
         if (n == 1) { /* one piece: its bytes of the window, no datatype to make */
             window += coll_plan_place(t->p, c->ws, m[2 * at]);
             len = (int)m[2 * at + 1];
-        } else if (pairs_type(t->p, m + 2 * at, n, c->ws, &t->types[*ntypes]) == PARIO_OK) {
+        } else if (pairs_type(&t->type_args, t->p, m + 2 * at, n, c->ws, &t->types[*ntypes]) ==
+                   PARIO_OK) {
             type = t->types[(*ntypes)++];
         } else {
             fail(t, PARIO_ERR_NO_MEM, "cannot describe the pieces of a rank's data");
@@ -952,6 +953,7 @@ static void twophase_free(twophase *t) {
     free(t->streams);
     free(t->reqs);
     free(t->types);
+    free(t->type_args.p);
     for (int i = 0; i < 2; i++) {
         cycle_free(&t->cyc[i]);
         free(t->window[i].p);
