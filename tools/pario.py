@@ -134,7 +134,8 @@ def build_parser():
     bench = verbs.add_parser(
         "bench", help="benchmark one I/O scenario on several back ends, or gas (am, put, bcast)",
         description="Run one I/O scenario on pario, OMPIO, ROMIO and the physical limit "
-                    "(one process, sequential pwrite/pread), interleaved: repetition 1 of "
+                    "(one process, sequential pwrite/pread; `limit-ranks`, on request: every rank on "
+                    "its part), interleaved: repetition 1 of "
                     "every back end, then repetition 2, ... Each repetition uses fresh files; "
                     "each operation is timed cached (no sync) and durable (MPI_File_sync "
                     "timed). Every read is verified. The gas scenarios am, put and bcast run "

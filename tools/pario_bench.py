@@ -167,6 +167,7 @@ class BenchRun:
             raise pario_env.SetupError(self.mpi.build_mismatch())
         self.program = self.build_dir / "bench" / self.scenario.program
         self.limit_program = self.build_dir / "bench" / "io_limit"
+        self.limit_ranks_program = self.build_dir / "bench" / "io_limit_ranks"
         self.size = args.size or (self.scenario.quick_size if args.quick else None)
         self.status = {}
         self.samples = {}  # (backend, op, mode, variant) -> [(bytes, seconds)]
@@ -188,8 +189,10 @@ class BenchRun:
         active = []
         for b in [x.strip() for x in self.args.backends.split(",") if x.strip()]:
             problem = self.mpi.backend_problem(b)
-            if b == "limit" and not self.limit_program.is_file():
-                problem = f"{self.limit_program} not found (build the io_limit target)"
+            program = {"limit": self.limit_program,
+                       pario_env.LIMIT_RANKS_BACKEND: self.limit_ranks_program}.get(b)
+            if program and not program.is_file():
+                problem = f"{program} not found (build the {program.name} target)"
             if problem:
                 self.status[b] = {"status": "skipped", "reason": problem}
                 loud(f"skipping back end {b}: {problem}")
@@ -266,12 +269,18 @@ class BenchRun:
                                             f"would not be {backend}'s")
         self.status[backend]["file_open_from"] = provider
 
-    def run_limit(self, rep):
+    def run_limit(self, rep, backend):
+        """`limit`: one process; `limit-ranks`: every rank on its part, launched as the
+        MPI back ends are (on the test bed each rank on its node's mount)."""
         sizes = sorted({p["bytes"] for p in self.plan})
-        cmd = [str(self.limit_program), "--file", str(self.files_dir() / "limit.dat"),
-               "--bytes", ",".join(map(str, sizes)), "--modes", self.args.modes,
-               "--rep", str(rep)]
-        out = run_program(cmd, self.args.timeout, f"back end limit, repetition {rep}")
+        args = ["--file", str(self.files_dir() / f"{backend}.dat"),
+                "--bytes", ",".join(map(str, sizes)), "--modes", self.args.modes,
+                "--rep", str(rep)]
+        if backend == "limit":
+            cmd = [str(self.limit_program)] + args
+        else:
+            cmd = self.launch(backend) + [str(self.limit_ranks_program)] + args
+        out = run_program(cmd, self.args.timeout, f"back end {backend}, repetition {rep}")
         by_bytes = {}
         for r in out["results"]:
             by_bytes.setdefault(r["bytes"], []).append(r)
@@ -285,7 +294,8 @@ class BenchRun:
         (self.workdir / backend).mkdir(parents=True, exist_ok=True)  # its trace, if any
         self.files_dir().mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        results = self.run_limit(rep) if backend == "limit" else self.run_mpi_backend(rep, backend)
+        results = (self.run_limit(rep, backend) if backend in pario_env.LIMIT_BACKENDS
+                   else self.run_mpi_backend(rep, backend))
         for r in results:
             key = (backend, r["op"], r["mode"], r["variant"])
             self.samples.setdefault(key, []).append((r["bytes"], r["seconds"]))
@@ -366,10 +376,12 @@ class BenchRun:
 
     # ---- results -----------------------------------------------------------------
     def records(self):
-        produced_by_mpi = {(op, v) for (b, op, _, v) in self.samples if b != "limit"}
+        produced_by_mpi = {(op, v) for (b, op, _, v) in self.samples
+                           if b not in pario_env.LIMIT_BACKENDS}
         recs = []
         for (backend, op, mode, variant), samples in sorted(self.samples.items()):
-            if backend == "limit" and produced_by_mpi and (op, variant) not in produced_by_mpi:
+            if (backend in pario_env.LIMIT_BACKENDS and produced_by_mpi and
+                    (op, variant) not in produced_by_mpi):
                 continue  # e.g. hpcx readsame has no timed write
             nbytes = samples[0][0]
             rates = [b / MIB / s for b, s in samples if s > 0]
@@ -443,7 +455,9 @@ def add_arguments(p):
     p.add_argument("--quick", action="store_true", help="tiny sizes for a demonstration")
     p.add_argument("--backends", default=",".join(pario_env.ALL_BACKENDS),
                    help="comma-separated, from " + ",".join(pario_env.ALL_BACKENDS) +
-                   " (default: all)")
+                   " (default: all), and " + pario_env.TRACED_BACKEND + " and " +
+                   pario_env.LIMIT_RANKS_BACKEND + " (the limit done by every rank on its "
+                   "part of the bytes, each on its node's mount)")
     p.add_argument("--optional", default="",
                    help="back ends whose failure is reported but does not fail the run")
     p.add_argument("--modes", default="cached,durable",

@@ -17,6 +17,11 @@ ALL_BACKENDS = MPI_BACKENDS + ("limit",)
 # pario,pario-traced` measures what tracing costs.
 TRACED_BACKEND = "pario-traced"
 PARIO_BACKENDS = ("pario", TRACED_BACKEND)
+# The limit done by every rank of the run, each its contiguous part of the same
+# bytes in large sequential calls on its node's mount (io_limit_ranks): what any
+# library could get from these ranks and mounts. Not run by default.
+LIMIT_RANKS_BACKEND = "limit-ranks"
+LIMIT_BACKENDS = ("limit", LIMIT_RANKS_BACKEND)
 PARIO_LIBRARY = "libpario-mpiio.so"
 # What `cmake --install` leaves in PREFIX/share/pario for the installed command, in
 # CMakeCache.txt's KEY=value form: the MPI, its mpiexec and where the libraries are.
@@ -120,7 +125,7 @@ class Mpi:
             lib = self.pario_library()
             if lib is None or not lib.is_file():
                 return f"{lib or PARIO_LIBRARY} not found (build the pario-mpiio target)"
-        if backend not in ALL_BACKENDS + (TRACED_BACKEND,):
+        if backend not in ALL_BACKENDS + (TRACED_BACKEND, LIMIT_RANKS_BACKEND):
             return f"unknown back end '{backend}' (one of {', '.join(ALL_BACKENDS)})"
         return None
 

@@ -19,7 +19,7 @@ import pario_trace
 BENCH_KIND = "pario-bench"
 TRACE_KIND = pario_trace.TRACE_KIND
 # Column order of back ends in tables and plots.
-BACKEND_ORDER = ("pario", "ompio", "romio", "limit")
+BACKEND_ORDER = ("pario", "ompio", "romio", "limit", "limit-ranks")
 OPS = ("write", "read")
 MODES = ("cached", "durable")
 
@@ -99,6 +99,9 @@ def bench_header(doc):
                  f"{fs}; {m.get('mpi', '?')}.  ")
     lines.append("MiB/s = bytes of all ranks / time of the slowest rank; median (min–max) over "
                  "repetitions. `limit`: one process, sequential pwrite/pread of the same bytes.")
+    if "limit-ranks" in doc.get("backends", {}):
+        lines[-1] += (" `limit-ranks`: every rank the same on its contiguous part of the "
+                      "bytes, on its node's mount; the slowest rank's time.")
     for b, s in doc.get("backends", {}).items():
         if s.get("status") != "ok":
             reason = s.get("reason", "").splitlines()[0] if s.get("reason") else ""

@@ -6,6 +6,12 @@
  * checking the pattern happen outside. Uses the same 8-byte pattern as iobench. An
  * untimed warm-up write of the largest size comes first (see warm_up).
  *
+ * Built with LIMIT_RANKS (io_limit_ranks), every MPI rank does the same with its
+ * contiguous part of the one file (rank r the r-th of N equal parts, whole 4 KiB
+ * pages but the last): the best a library could do with the ranks and mounts of the
+ * MPI run. MPI only lines the ranks up before each timed phase and takes the slowest
+ * rank's time; the data goes through pwrite/pread alone.
+ *
  * usage: io_limit --file PATH --bytes N[,N...] [--modes cached,durable] [--rep R]
  * prints: RESULT {"variant": "seq", "op": ..., "mode": ..., "bytes": N, "seconds": t} */
 #include <errno.h>
@@ -16,6 +22,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef LIMIT_RANKS
+#include <mpi.h>
+#endif
 
 /* Bytes per pwrite/pread: large enough that the call overhead is negligible. */
 #define LIMIT_TRANSFER (8LL << 20)
@@ -31,6 +40,55 @@ static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The processes sharing the work: this one alone, or the MPI ranks. */
+typedef struct team {
+    int rank, size;
+} team;
+
+static team team_join(int *argc, char ***argv) {
+    team t = {0, 1};
+#ifdef LIMIT_RANKS
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t.size);
+#else
+    (void)argc;
+    (void)argv;
+#endif
+    return t;
+}
+
+static void team_leave(void) {
+#ifdef LIMIT_RANKS
+    MPI_Finalize();
+#endif
+}
+
+/* Every member has reached this point. */
+static void team_line_up(void) {
+#ifdef LIMIT_RANKS
+    MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+/* The slowest member's seconds (negative, an error, on every member if any failed). */
+static double team_slowest(double s) {
+#ifdef LIMIT_RANKS
+    double mine[2] = {s, -s}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return all[1] > 0 ? -1 : all[0];
+#else
+    return s;
+#endif
+}
+
+/* This member's part [*off, *off + *len) of total bytes. */
+static void team_part(team t, long long total, long long *off, long long *len) {
+    long long each = total / t.size / 4096 * 4096;
+    *off = each * t.rank;
+    *len = t.rank == t.size - 1 ? total - *off : each;
 }
 
 static void fill(char *buf, long long len, long long off, uint64_t salt) {
@@ -56,17 +114,25 @@ static int fail(const char *what, const char *path) {
     return -1;
 }
 
-/* Writes `total` bytes; returns the seconds spent in pwrite (+ fsync), < 0 on error. */
-static double timed_write(const char *path, long long total, int durable, uint64_t salt,
+/* Writes this member's part of `total` bytes (member 0 makes the file, empty);
+ * returns the seconds spent in pwrite (+ fsync), < 0 on error. */
+static double timed_write(team t, const char *path, long long total, int durable, uint64_t salt,
                           char *buf) {
-    unlink(path);
-    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (t.rank == 0)
+        unlink(path);
+    int fd = t.rank == 0 ? open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644) : -1;
+    team_line_up();
+    if (t.rank != 0)
+        fd = open(path, O_WRONLY);
+    sync(); /* untimed, as the MPI programs do before each timed region */
+    team_line_up();
     if (fd < 0)
         return fail("open", path);
+    long long first, len;
+    team_part(t, total, &first, &len);
     double spent = 0;
-    sync(); /* untimed, as the MPI programs do before each timed region */
-    for (long long off = 0; off < total; off += LIMIT_TRANSFER) {
-        long long n = total - off < LIMIT_TRANSFER ? total - off : LIMIT_TRANSFER;
+    for (long long off = first; off < first + len; off += LIMIT_TRANSFER) {
+        long long n = first + len - off < LIMIT_TRANSFER ? first + len - off : LIMIT_TRANSFER;
         fill(buf, n, off, salt);
         double t0 = now();
         if (pwrite(fd, buf, (size_t)n, off) != n)
@@ -83,18 +149,23 @@ static double timed_write(const char *path, long long total, int durable, uint64
     return spent;
 }
 
-/* Reads `total` bytes back; returns seconds in pread, < 0 on error or mismatch. */
-static double timed_read(const char *path, long long total, int durable, uint64_t salt, char *buf) {
+/* Reads this member's part of `total` bytes back; returns seconds in pread, < 0 on
+ * error or mismatch. */
+static double timed_read(team t, const char *path, long long total, int durable, uint64_t salt,
+                         char *buf) {
     int fd = open(path, O_RDONLY);
+    long long first, len;
+    team_part(t, total, &first, &len);
+    if (durable && fd >= 0)
+        posix_fadvise(fd, first, len, POSIX_FADV_DONTNEED);
+    sync();
+    team_line_up();
     if (fd < 0)
         return fail("open", path);
-    if (durable)
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    sync();
     double spent = 0;
     long long bad = 0;
-    for (long long off = 0; off < total; off += LIMIT_TRANSFER) {
-        long long n = total - off < LIMIT_TRANSFER ? total - off : LIMIT_TRANSFER;
+    for (long long off = first; off < first + len; off += LIMIT_TRANSFER) {
+        long long n = first + len - off < LIMIT_TRANSFER ? first + len - off : LIMIT_TRANSFER;
         memset(buf, 0, (size_t)n);
         double t0 = now();
         if (pread(fd, buf, (size_t)n, off) != n)
@@ -114,12 +185,14 @@ static double timed_read(const char *path, long long total, int durable, uint64_
  * process after other programs ran is often several times slower (the kernel first
  * reclaims memory for the page cache); the limit should be the best case, so that
  * cost is paid here and not inside a measurement. */
-static void warm_up(const char *path, long long total, char *buf) {
-    if (timed_write(path, total, 0, 0, buf) >= 0)
+static void warm_up(team t, const char *path, long long total, char *buf) {
+    if (team_slowest(timed_write(t, path, total, 0, 0, buf)) >= 0 && t.rank == 0)
         unlink(path);
 }
 
-static void print_result(const char *op, const char *mode, long long bytes, double s) {
+static void print_result(team t, const char *op, const char *mode, long long bytes, double s) {
+    if (t.rank != 0)
+        return;
     printf("RESULT {\"variant\": \"seq\", \"op\": \"%s\", \"mode\": \"%s\", \"bytes\": %lld, "
            "\"seconds\": %.9f}\n",
            op, mode, bytes, s);
@@ -141,6 +214,7 @@ static int parse_sizes(char *list, long long *sizes, int max) {
 }
 
 int main(int argc, char **argv) {
+    team t = team_join(&argc, &argv);
     const char *path = NULL, *modes = "cached,durable";
     char *sizes_arg = NULL;
     int rep = 0;
@@ -159,29 +233,35 @@ int main(int argc, char **argv) {
     if (!path || nsizes <= 0) {
         fprintf(stderr, "usage: io_limit --file PATH --bytes N[,N...] [--modes cached,durable] "
                         "[--rep R]\n");
-        return 2;
+        return team_leave(), 2;
     }
     char *buf = malloc((size_t)LIMIT_TRANSFER);
     if (!buf)
-        return 4;
+        return team_leave(), 4;
     static const char *const mode_names[] = {"cached", "durable"};
     long long largest = 0;
     for (int s = 0; s < nsizes; s++)
         largest = sizes[s] > largest ? sizes[s] : largest;
-    warm_up(path, largest, buf);
-    for (int s = 0; s < nsizes; s++)
-        for (int m = 0; m < 2; m++) {
+    warm_up(t, path, largest, buf);
+    int rc = 0;
+    for (int s = 0; s < nsizes && rc == 0; s++)
+        for (int m = 0; m < 2 && rc == 0; m++) {
             if (!strstr(modes, mode_names[m]))
                 continue;
             uint64_t salt = (uint64_t)rep * 7919u + (uint64_t)s * 31u + (uint64_t)m + 1u;
-            double w = timed_write(path, sizes[s], m, salt, buf);
-            double r = w < 0 ? -1 : timed_read(path, sizes[s], m, salt, buf);
-            unlink(path);
-            if (w < 0 || r < 0)
-                return free(buf), 3;
-            print_result("write", mode_names[m], sizes[s], w);
-            print_result("read", mode_names[m], sizes[s], r);
+            double w = team_slowest(timed_write(t, path, sizes[s], m, salt, buf));
+            double r = team_slowest(w < 0 ? -1 : timed_read(t, path, sizes[s], m, salt, buf));
+            team_line_up(); /* everybody has closed the file */
+            if (t.rank == 0)
+                unlink(path);
+            if (w < 0 || r < 0) {
+                rc = 3;
+                break;
+            }
+            print_result(t, "write", mode_names[m], sizes[s], w);
+            print_result(t, "read", mode_names[m], sizes[s], r);
         }
     free(buf);
-    return 0;
+    team_leave();
+    return rc;
 }
