@@ -11,6 +11,26 @@
 #include "pario/io.h"
 #include "ptest.h"
 
+/* A test that counts its process's pread calls defines IOT_COUNT_PREADS
+ * before including this header: pread and pread64 are then the test's own,
+ * which the library's calls reach first, and count into iot_preads (atomic:
+ * pipelined reads call pread from a thread). */
+#ifdef IOT_COUNT_PREADS
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static _Atomic long long iot_preads;
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off) {
+    atomic_fetch_add(&iot_preads, 1);
+    return syscall(SYS_pread64, fd, buf, len, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off_t off) {
+    return pread(fd, buf, len, off);
+}
+#endif
+
 /* Collective over comm: path opened with amode and the hints kv (key,
  * value, ..., NULL); NULL, with a failed check, when it cannot be. */
 static inline pario_file *iot_open_on(MPI_Comm comm, const char *path, int amode,

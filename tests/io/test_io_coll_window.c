@@ -8,24 +8,11 @@
  * whole buffer, at least one per MiB with the hint's window. The test
  * counts the pread calls the process makes (it defines pread, which the
  * library's calls reach first). */
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#define IOT_COUNT_PREADS
 #include "io_test.h"
 
 enum { BLOCK = 64 << 10, BLOCKS = 128 }; /* 8 MiB per rank */
-
-static _Atomic long long preads; /* pipelined reads call pread from a thread */
-
-ssize_t pread(int fd, void *buf, size_t len, off_t off) {
-    atomic_fetch_add(&preads, 1);
-    return syscall(SYS_pread64, fd, buf, len, off);
-}
-
-ssize_t pread64(int fd, void *buf, size_t len, off_t off) {
-    return pread(fd, buf, len, off);
-}
 
 static int rank, nranks;
 
@@ -58,9 +45,9 @@ static long long write_read(pario_file *fh, MPI_Datatype view) {
     MPI_Barrier(MPI_COMM_WORLD);
     PT_EQ(pario_file_sync(fh), PARIO_OK);
     PT_EQ(pario_file_seek(fh, 0, MPI_SEEK_SET), PARIO_OK);
-    atomic_store(&preads, 0);
+    atomic_store(&iot_preads, 0);
     PT_EQ(pario_file_read_all(fh, in, n, MPI_BYTE, NULL), PARIO_OK);
-    long long mine = atomic_load(&preads), all = 0;
+    long long mine = atomic_load(&iot_preads), all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     PT_EQ(memcmp(in, out, (size_t)n), 0);
     free(out);

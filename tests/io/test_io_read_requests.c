@@ -13,23 +13,11 @@
  * defines pread, which the library's calls reach first) and checks every
  * byte. */
 #include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#define IOT_COUNT_PREADS
 #include "io_test.h"
 
 enum { CALLS = 3 };
 static int64_t RECORD; /* the record size of the pass */
-
-static long long preads; /* this process's pread calls since the last reset */
-
-ssize_t pread(int fd, void *buf, size_t len, off_t off) {
-    preads++;
-    return syscall(SYS_pread64, fd, buf, len, off);
-}
-
-ssize_t pread64(int fd, void *buf, size_t len, off_t off) {
-    return pread(fd, buf, len, off);
-}
 
 static int rank, nranks;
 
@@ -59,7 +47,7 @@ static void write_records(pario_file *fh) {
 static long long read_records(pario_file *fh) {
     unsigned char *in = malloc(RECORD);
     long long all = 0;
-    preads = 0;
+    iot_preads = 0;
     for (int j = 0; j < CALLS; j++) {
         memset(in, 0, RECORD);
         PT_EQ(pario_file_read_at_all(fh, record_at(j), in, RECORD, MPI_BYTE, NULL), PARIO_OK);
@@ -68,7 +56,7 @@ static long long read_records(pario_file *fh) {
             bad += in[i] != byte_at(record_at(j) + i);
         PT_EQ(bad, 0);
     }
-    long long mine = preads;
+    long long mine = iot_preads;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     free(in);
     return all;
@@ -91,9 +79,9 @@ static void test_staged_read(const char *path, const char *const *hints, long lo
     MPI_Type_vector((int)(len / 4096), 4096, 8192, MPI_BYTE, &gapped);
     MPI_Type_commit(&gapped);
     memset(mem, 0, 2 * len);
-    preads = 0;
+    iot_preads = 0;
     PT_EQ(pario_file_read_at(fh, at, mem, 1, gapped, NULL), PARIO_OK);
-    PT_EQ(preads, want);
+    PT_EQ(iot_preads, want);
     int64_t bad = 0;
     for (int64_t i = 0; i < len; i++)
         bad += mem[i / 4096 * 8192 + i % 4096] != byte_at(at + i);

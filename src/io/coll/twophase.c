@@ -82,6 +82,7 @@ typedef struct file_job {
     io_handle *io;
     const coll_plan *p;
     int64_t read_call_bytes; /* the file's read call cost (pario_file) */
+    io_prefetch *prefetch;   /* reads go through the file's prefetch (io/file/prefetch.c) */
     char *window;
     const run *runs;
     int64_t nruns, ws;
@@ -109,10 +110,10 @@ typedef struct twophase {
     MPI_Request *reqs;
     MPI_Datatype *types;
     growbuf type_args; /* the arguments of the piece types being made (pairs_type) */
-    int rc;      /* first local failure; the cycles go on so nobody waits */
-    int settled; /* a read of whole ranges in one cycle: the read happens before the
-                    counts move, which carry its outcome (read_settled) */
-    int aborted; /* some rank failed before cycle 0's counts: no cycle runs */
+    int rc;            /* first local failure; the cycles go on so nobody waits */
+    int settled;       /* a read of whole ranges in one cycle: the read happens before the
+                          counts move, which carry its outcome (read_settled) */
+    int aborted;       /* some rank failed before cycle 0's counts: no cycle runs */
 } twophase;
 
 static int grow(growbuf *g, int64_t bytes) {
@@ -484,8 +485,8 @@ static int write_runs(io_handle *io, const coll_plan *p, const char *window, con
  * (its file system's calibration record, a hint or the default, io/cost).
  * Bytes past end of file read as zeros. The runs lie in one contiguous
  * stretch of the window. */
-static int read_span(io_handle *io, char *window, const run *r, int64_t n, int64_t call_bytes,
-                     pario_error *err) {
+static int read_span(io_handle *io, io_prefetch *prefetch, char *window, const run *r, int64_t n,
+                     int64_t call_bytes, pario_error *err) {
     int64_t span = r[n - 1].end - r[0].off, data = 0;
     for (int64_t i = 0; i < n; i++)
         data += r[i].end - r[i].off;
@@ -493,7 +494,7 @@ static int read_span(io_handle *io, char *window, const run *r, int64_t n, int64
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
         char *at = window + (off - r[0].off);
-        int rc = io->drv->pread(io, at, len, off, &got, err);
+        int rc = io_prefetch_pread(io, prefetch, at, len, off, &got, err);
         if (rc != PARIO_OK)
             return rc;
         memset(at + got, 0, (size_t)(len - got));
@@ -505,13 +506,13 @@ static int read_span(io_handle *io, char *window, const run *r, int64_t n, int64
 
 /* Fill the window's runs: all in one stretch, or per target stripe by
  * stripe (a span must not reach the other targets' stripes between). */
-static int read_runs(io_handle *io, const coll_plan *p, char *window, const run *r, int64_t n,
-                     int64_t ws, int64_t call_bytes, pario_error *err) {
+static int read_runs(io_handle *io, io_prefetch *prefetch, const coll_plan *p, char *window,
+                     const run *r, int64_t n, int64_t ws, int64_t call_bytes, pario_error *err) {
     for (int64_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && (!p->per_target || r[j].off / p->unit == r[i].off / p->unit); j++)
             ;
-        int rc =
-            read_span(io, window + coll_plan_place(p, ws, r[i].off), r + i, j - i, call_bytes, err);
+        int rc = read_span(io, prefetch, window + coll_plan_place(p, ws, r[i].off), r + i, j - i,
+                           call_bytes, err);
         if (rc != PARIO_OK)
             return rc;
     }
@@ -521,7 +522,7 @@ static int read_runs(io_handle *io, const coll_plan *p, char *window, const run 
 static void *job_main(void *arg) {
     file_job *j = arg;
     j->rc = j->write ? write_runs(j->io, j->p, j->window, j->runs, j->nruns, j->ws, &j->err)
-                     : read_runs(j->io, j->p, j->window, j->runs, j->nruns, j->ws,
+                     : read_runs(j->io, j->prefetch, j->p, j->window, j->runs, j->nruns, j->ws,
                                  j->read_call_bytes, &j->err);
     return NULL;
 }
@@ -558,6 +559,7 @@ static void job_start(twophase *t, int slot) {
     t->job = (file_job){.io = &t->fh->io,
                         .p = t->p,
                         .read_call_bytes = t->fh->read_call_bytes,
+                        .prefetch = &t->fh->prefetch,
                         .window = t->window[slot].p,
                         .runs = c->runs,
                         .nruns = c->nruns,

@@ -3,6 +3,7 @@
 #define PARIO_IO_FILE_H
 
 #include <mpi.h>
+#include <pthread.h>
 #include "io/cost/cost.h"
 #include "io/driver/driver.h"
 #include "io/hints/hints.h"
@@ -30,6 +31,42 @@ typedef struct io_scratch {
 /* Grow a scratch buffer to at least len bytes; PARIO_ERR_NO_MEM on failure. */
 int io_scratch_reserve(char **buf, int64_t *cap, int64_t len);
 void io_scratch_free(io_scratch *s);
+
+/* Prefetch: a collective read's aggregator reading a read-only file's streams
+ * ahead of the calls (prefetch.c). A stream holds the bytes [start, start +
+ * held) as one read returned them, and where its last read ended, to tell
+ * reads that follow on from jumps. */
+#define IO_PREFETCH_STREAMS 4
+typedef struct io_prefetch_stream {
+    char *buf;
+    int64_t cap;
+    int64_t start, held;
+    int64_t next; /* where the stream's last read ended (-1: none) */
+    int64_t size; /* its last prefetch's length; grows while reads follow on */
+    int64_t used; /* when it last served a read (io_prefetch.clock) */
+} io_prefetch_stream;
+typedef struct io_prefetch {
+    pthread_mutex_t lock; /* reads of several threads (independent, nonblocking) */
+    io_prefetch_stream s[IO_PREFETCH_STREAMS];
+    int64_t max;   /* all streams' prefetches together at most this (0: no prefetch) */
+    int64_t small; /* reads up to this long are prefetched (their request costs most) */
+    int64_t clock;
+} io_prefetch;
+
+/* Reads len bytes at off into dst through a (a plain read when a is NULL or
+ * off): from a stream's bytes when they are all there; where the read
+ * follows on from a stream's last read (at or a little past where it ended)
+ * and is small against the stream's share of a->max, one read at off of four
+ * times its length, then of twice the stream's last, up to that share, kept
+ * for the next reads; else a read of its own, which starts a new stream in
+ * place of the one used longest ago. *got as pread's (short at end of
+ * file). */
+int io_prefetch_pread(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
+                      int64_t *got, pario_error *err);
+/* Forgets the bytes held (another client's writes may show from here on). */
+void io_prefetch_drop(io_prefetch *a);
+void io_prefetch_init(io_prefetch *a);
+void io_prefetch_free(io_prefetch *a);
 
 typedef struct io_async io_async;
 
@@ -108,6 +145,8 @@ struct pario_file {
                                        (each rank's own collective read): the next sync or close
                                        reports it on every rank (io_report_held) */
     io_scratch scratch;             /* buffers reused by data access on this file */
+    io_prefetch prefetch;           /* an aggregator's prefetch (read-only files where reads
+                                       are request-bound: io_file_apply_costs) */
     MPI_Win shared_win;             /* the shared file pointer: one int64 on rank 0 */
     void *shared_mem;               /* its memory when MPI could not allocate the window itself */
     int shared_fd;                  /* or, where one-sided calls fail, its side file (-1: none) */

@@ -225,6 +225,7 @@ static int open_last_step(pario_file *fh, int rc, const open_news *news, pario_e
 static void file_release(pario_file *fh) {
     view_free(&fh->view);
     io_scratch_free(&fh->scratch);
+    io_prefetch_free(&fh->prefetch);
     io_coll_kept_release(fh);
     io_parked_give(fh);
     free(fh->cb_ranks);
@@ -249,6 +250,7 @@ static void file_init(pario_file *fh, MPI_Comm comm, int amode) {
     fh->sync_host = MPI_COMM_NULL;
     fh->view.etype = fh->view.filetype = MPI_DATATYPE_NULL;
     fh->io.fd = -1;
+    io_prefetch_init(&fh->prefetch);
     fh->amode = amode;
     MPI_Comm_rank(comm, &fh->rank);
     MPI_Comm_size(comm, &fh->nranks);

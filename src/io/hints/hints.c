@@ -75,6 +75,7 @@ void io_hints_defaults(io_hints *h, int64_t block_size, int nranks, int nnodes) 
         nnodes * (per_node < IO_AGGREGATORS_PER_NODE ? per_node : IO_AGGREGATORS_PER_NODE);
     snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:%d", IO_AGGREGATORS_PER_NODE);
     h->cb_read = h->cb_write = h->cb_read_pipeline = h->cb_write_behind = IO_AUTOMATIC;
+    h->cb_prefetch = IO_AUTOMATIC;
     h->cb_write_behind_delay = IO_DEFAULT_BEHIND_DELAY;
     h->prealloc_writes = IO_AUTOMATIC;
     h->ds_read = h->ds_write = IO_AUTOMATIC;
@@ -213,6 +214,8 @@ static void hints_set(io_hints *h, const char *key, const char *val) {
         parse_switch(val, &h->cb_write);
     else if (!strcmp(key, "pario_cb_read_pipeline"))
         parse_switch(val, &h->cb_read_pipeline);
+    else if (!strcmp(key, "pario_cb_prefetch"))
+        parse_switch(val, &h->cb_prefetch);
     else if (!strcmp(key, "pario_cb_write_behind"))
         parse_switch(val, &h->cb_write_behind);
     else if (!strcmp(key, "pario_cb_write_behind_delay") && parse_positive(val, &n) &&
@@ -377,6 +380,7 @@ int io_hints_to_info(const io_hints *h, MPI_Info *info) {
     MPI_Info_set(*info, "romio_cb_write", switch_name(h->cb_write));
     MPI_Info_set(*info, "romio_no_indep_rw", h->no_indep_rw ? "true" : "false");
     MPI_Info_set(*info, "pario_cb_read_pipeline", switch_name(h->cb_read_pipeline));
+    MPI_Info_set(*info, "pario_cb_prefetch", switch_name(h->cb_prefetch));
     MPI_Info_set(*info, "pario_cb_write_behind", switch_name(h->cb_write_behind));
     snprintf(v, sizeof v, "%lld", (long long)h->cb_write_behind_delay);
     MPI_Info_set(*info, "pario_cb_write_behind_delay", v);

@@ -31,7 +31,9 @@ typedef struct io_hints {
     int cb_nodes;           /* number of aggregators */
     char cb_config_list[IO_HINT_STR_MAX];
     io_switch cb_read, cb_write; /* romio_cb_read / romio_cb_write */
-    io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: prefetch the next read cycle */
+    io_switch cb_read_pipeline;  /* pario_cb_read_pipeline: read the next cycle meanwhile */
+    io_switch cb_prefetch;       /* pario_cb_prefetch: an aggregator reads a read-only
+                                    file's stream ahead of small calls (io/file/prefetch.c) */
     io_switch cb_write_behind;   /* pario_cb_write_behind: keep small collective writes */
     /* pario_cb_write_behind_delay: ms within which the kept bytes of a collective write
      * every rank finished are written */
@@ -65,10 +67,10 @@ typedef struct io_hints {
     /* pario_stripe_targets: directories a new file is striped over (comma-separated;
      * default $PARIO_STRIPE_TARGETS); empty: files are created plain (io/driver/stripe.h) */
     char stripe_targets[IO_STRIPE_TARGETS_MAX];
-    int no_indep_rw; /* romio_no_indep_rw: the program promises collective
-                        access only; at open, only aggregators open the file
-                        (deferred open) and collective buffering is enabled */
-    int cb_given;    /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
+    int no_indep_rw;    /* romio_no_indep_rw: the program promises collective
+                           access only; at open, only aggregators open the file
+                           (deferred open) and collective buffering is enabled */
+    int cb_given;       /* IO_CB_NODES_GIVEN | IO_CB_CONFIG_GIVEN: set by a hint */
     int cb_cycle_given; /* pario_cb_cycle_size set by a hint, not the default */
 } io_hints;
 

@@ -1,0 +1,144 @@
+/* Prefetch: the aggregator of collective reads on a read-only file reads the
+ * streams of the calls ahead of them.
+ *
+ * Where every read call is a round trip to a server (request-bound reads, a
+ * network file system), a program that reads a file in small collective
+ * calls pays one request per call at the aggregator, which gathers the
+ * call's pieces into one read (IOR's strided 4 KiB reads: 16 KiB per call on
+ * 4 ranks), or one per rank's piece where the ranks read segments of their
+ * own (IOR's segmented reads: 4 pieces far apart per call, each the next
+ * piece of its segment). Read-only, the file's bytes cannot change through
+ * this handle, and under MPI's rules another client's writes need only show
+ * after this handle's sync: so the aggregator follows up to
+ * IO_PREFETCH_STREAMS streams of reads, reads each ahead in growing reads
+ * and serves the reads that follow from them, until the next sync
+ * (io_file_drop_cached). The bytes a stream holds are one read's, served
+ * only when a read lies wholly within them. */
+#include <stdlib.h>
+#include <string.h>
+#include "io/file/file.h"
+
+/* A read at most this many of its lengths past where a stream's last read
+ * ended still follows on from it (strided reads skip the holes between
+ * their windows). */
+#define PREFETCH_GAP_READS 1
+
+static int held_covers(const io_prefetch_stream *s, int64_t len, int64_t off) {
+    return s->held > 0 && off >= s->start && off + len <= s->start + s->held;
+}
+
+static int follows_on(const io_prefetch_stream *s, int64_t len, int64_t off) {
+    return s->next >= 0 && off >= s->next && off - s->next <= PREFETCH_GAP_READS * len;
+}
+
+/* The stream holding the read, else the one it follows on from, else NULL. */
+static io_prefetch_stream *stream_of(io_prefetch *a, int64_t len, int64_t off) {
+    for (int i = 0; i < IO_PREFETCH_STREAMS; i++)
+        if (held_covers(&a->s[i], len, off))
+            return &a->s[i];
+    for (int i = 0; i < IO_PREFETCH_STREAMS; i++)
+        if (follows_on(&a->s[i], len, off))
+            return &a->s[i];
+    return NULL;
+}
+
+/* The stream used longest ago, for a read that starts a new one. */
+static io_prefetch_stream *oldest(io_prefetch *a) {
+    io_prefetch_stream *o = &a->s[0];
+    for (int i = 1; i < IO_PREFETCH_STREAMS; i++)
+        if (a->s[i].used < o->used)
+            o = &a->s[i];
+    return o;
+}
+
+/* Room for size bytes in the stream's buffer. Not a scratch reservation
+ * (io_scratch_reserve, which the fault shim's op=mem fails): without room
+ * the read is made without prefetching, and nothing fails. */
+static int room_for(io_prefetch_stream *s, int64_t size) {
+    if (s->cap >= size)
+        return 1;
+    char *p = realloc(s->buf, (size_t)size);
+    if (!p)
+        return 0;
+    s->buf = p;
+    s->cap = size;
+    return 1;
+}
+
+/* One read of s->size bytes at off into the stream's buffer. */
+static int fill(io_handle *io, io_prefetch_stream *s, int64_t off, pario_error *err) {
+    int64_t got = 0;
+    s->held = 0;
+    int rc = io->drv->pread(io, s->buf, s->size, off, &got, err);
+    if (rc == PARIO_OK) {
+        s->start = off;
+        s->held = got;
+    }
+    return rc;
+}
+
+/* Four times the read's length at first, then twice the last prefetch, up
+ * to a stream's share of a->max. */
+static int64_t next_size(const io_prefetch *a, const io_prefetch_stream *s, int64_t len) {
+    int64_t size = s->size >= 2 * len ? 2 * s->size : 4 * len;
+    int64_t share = a->max / IO_PREFETCH_STREAMS;
+    return size < share ? size : share > len ? share : len;
+}
+
+static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
+                       int64_t *got, pario_error *err) {
+    io_prefetch_stream *s = stream_of(a, len, off);
+    int small = len <= a->small && 2 * len <= a->max / IO_PREFETCH_STREAMS;
+    int covered = s && held_covers(s, len, off);
+    if (s && !covered && small) { /* prefetch where there is room for it */
+        int64_t size = next_size(a, s, len);
+        covered = room_for(s, size);
+        s->size = covered ? size : 0;
+        int rc = covered ? fill(io, s, off, err) : PARIO_OK;
+        if (rc != PARIO_OK)
+            return rc;
+    }
+    if (!covered) { /* a new stream, a read too large to prefetch, or no room */
+        s = s ? s : oldest(a);
+        *s = (io_prefetch_stream){
+            .buf = s->buf, .cap = s->cap, .next = off + len, .used = ++a->clock};
+        return io->drv->pread(io, dst, len, off, got, err);
+    }
+    int64_t n = s->start + s->held - off; /* the bytes held from off: short at end of file */
+    n = n < len ? n : len;
+    memcpy(dst, s->buf + (off - s->start), (size_t)n);
+    *got = n;
+    s->next = off + len;
+    s->used = ++a->clock;
+    return PARIO_OK;
+}
+
+int io_prefetch_pread(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
+                      int64_t *got, pario_error *err) {
+    if (!a || a->max <= 0 || len <= 0)
+        return io->drv->pread(io, dst, len, off, got, err);
+    pthread_mutex_lock(&a->lock);
+    int rc = stream_read(io, a, dst, len, off, got, err);
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void io_prefetch_drop(io_prefetch *a) {
+    for (int i = 0; i < IO_PREFETCH_STREAMS; i++)
+        a->s[i] = (io_prefetch_stream){.buf = a->s[i].buf, .cap = a->s[i].cap, .next = -1};
+}
+
+void io_prefetch_init(io_prefetch *a) {
+    pthread_mutex_init(&a->lock, NULL);
+    io_prefetch_drop(a);
+}
+
+void io_prefetch_free(io_prefetch *a) {
+    for (int i = 0; i < IO_PREFETCH_STREAMS; i++) {
+        free(a->s[i].buf);
+        a->s[i].buf = NULL;
+        a->s[i].cap = 0;
+    }
+    io_prefetch_drop(a);
+    pthread_mutex_destroy(&a->lock);
+}
