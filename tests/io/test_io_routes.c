@@ -86,6 +86,35 @@ static void contiguous_parts(const char *const *kv, int want_write, int want_rea
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 
+/* Parts of PART bytes with a gap of PART after each: the funnel writes them
+ * (one request per part) unless write calls are request-bound, where each
+ * rank writes its own at once; the gaps stay holes. */
+static void parts_apart(const char *const *kv, int want_write) {
+    pario_file *fh = open_fresh("routes-apart", kv);
+    if (!fh)
+        return;
+    unsigned char out[PART], in[2 * PART];
+    for (int i = 0; i < PART; i++)
+        out[i] = byte_of(rank, i);
+    long long before[ROUTES];
+    routes_of(fh, before);
+    PT_EQ(pario_file_write_at_all(fh, (MPI_Offset)rank * 2 * PART, out, PART, MPI_BYTE, NULL),
+          PARIO_OK);
+    EXPECT_ROUTE(route_since(fh, before), want_write, "write_at_all of parts apart");
+    PT_EQ(pario_file_sync(fh), PARIO_OK);
+    memset(in, 0xff, sizeof in);
+    int64_t want = rank == nranks - 1 ? PART : 2 * PART; /* the last part ends the file */
+    MPI_Count got = 0;
+    PT_EQ(pario_file_read_at(fh, (MPI_Offset)rank * 2 * PART, in, 2 * PART, MPI_BYTE, &got),
+          PARIO_OK);
+    PT_EQ(got, want);
+    PT_CHECK(memcmp(in, out, PART) == 0);
+    for (int64_t i = PART; i < want; i++)
+        PT_EQ(in[i], 0);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+}
+
 /* Blocks of blk bytes interleaved over the ranks, nblk of them per rank. */
 static void interleaved(const char *const *kv, int blk, int nblk, int want_write) {
     pario_file *fh = open_fresh("routes-interleaved", kv);
@@ -145,5 +174,13 @@ int main(int argc, char **argv) {
      * and on one node alike (no own reads there). */
     const char *request_bound[] = {"pario_read_call_bytes", "1048576", NULL};
     contiguous_parts(request_bound, kept, many ? TWOPHASE : INDEPENDENT);
+    /* Write calls that cost as much as 1 MiB: the funnel still writes
+     * adjacent parts (one request for the lot) and leaves parts apart to
+     * their ranks, which write them at once. */
+    const char *writes_bound[] = {"pario_write_call_bytes", "1048576", "pario_cb_write_behind",
+                                  "disable", NULL};
+    contiguous_parts(writes_bound, many ? FUNNEL : INDEPENDENT, read);
+    parts_apart(no_keep, many ? FUNNEL : INDEPENDENT);
+    parts_apart(writes_bound, INDEPENDENT);
     return ptest_finish();
 }

@@ -55,8 +55,10 @@ static int own_read_applies(const pario_file *fh) {
  * range, and the data of a small part, in one message; when all parts are
  * small rank 0 writes them itself. Two rounds of point-to-point messages
  * replace the allgather of ranges, each rank's own pwrite and the agreement
- * on the outcome (writes of one file take its inode lock in turn anyway).
- * At most COLL_SMALL_MAX_RANKS ranks: rank 0 answers each one. */
+ * on the outcome (writes of one file take its inode lock in turn anyway;
+ * where write calls are request-bound the funnel writes only adjacent parts
+ * and leaves parts apart to their ranks: small.c, funnel_writes). At most
+ * COLL_SMALL_MAX_RANKS ranks: rank 0 answers each one. */
 static int funnel_applies(const pario_file *fh) {
     return fh->hints.cb_write == IO_AUTOMATIC && !fh->atomic && fh->nranks > 1 &&
            fh->nranks <= COLL_SMALL_MAX_RANKS;

@@ -61,6 +61,10 @@
  * off there. Noncontiguous memory is staged in larger steps there too
  * (io/indep/access.c). */
 #define IO_REQUEST_BOUND_READ ((int64_t)64 << 10)
+/* The same for write calls (pario_write_call_bytes): there the small-write
+ * funnel leaves parts apart to their ranks (io/coll/small.c). The test bed's
+ * write calls cost 78-113 KB of transfer; local ext4's 5-32 KB. */
+#define IO_REQUEST_BOUND_WRITE ((int64_t)64 << 10)
 
 /* What n calls cost in bytes at call_bytes each (1 to IO_CALL_BYTES_MAX),
  * saturating instead of overflowing (windows of very many tiny blocks), with
