@@ -1,20 +1,25 @@
-/* Prefetch: an aggregator reading a read-only file ahead of a stream of
- * small collective reads (io/file/prefetch.c): IOR's strided pattern, each rank's
- * 4 KiB record after the previous rank's, read in CALLS collective calls
- * where read calls are request-bound (the hint, as `pario calibrate` finds
- * on a network file system). One aggregator reads each call's span;
- * prefetching, it reads the stream in growing reads, far fewer than one per
- * call; with pario_cb_prefetch=disable, or on a file open for writing too, one
- * per call. Every byte is checked: past the end of the file (the last call
- * is short), and after another handle's writes to bytes already prefetched,
- * made visible by sync, barrier, sync (the prefetch is dropped at the
- * sync). The test counts the pread calls of all ranks (it defines pread,
- * which the library's calls reach first). */
+/* Prefetch: reading a read-only file's streams ahead of small reads
+ * (io/file/prefetch.c), where read calls are request-bound (the hint, as
+ * `pario calibrate` finds on a network file system), in CALLS calls of one
+ * record per rank. IOR's strided pattern (each rank's record after the
+ * previous rank's) read collectively: one aggregator reads each call's span,
+ * and prefetching it reads the stream in growing reads, far fewer than one
+ * per call. IOR's segmented pattern (each rank's records one after the other
+ * in a segment of its own) read collectively, which goes each rank's own
+ * way, and independently: prefetching, each rank reads its segment ahead.
+ * With pario_cb_prefetch=disable, or on a file open for writing too, one
+ * read per call and record. Records of 4 KiB, then of 64 KiB, whose
+ * prefetches grow past 1 MiB and are read in parts side by side. Every byte
+ * is checked: past the end of the file (the last call is short), and after
+ * another handle's writes to bytes already prefetched, made visible by sync,
+ * barrier, sync (the prefetch is dropped at the sync). The test counts the
+ * pread calls of all ranks (IOT_COUNT_PREADS). */
 #include <stdlib.h>
 #define IOT_COUNT_PREADS
 #include "io_test.h"
 
-enum { CALLS = 64, RECORD = 4096, CHANGED = CALLS / 2 };
+enum { CALLS = 64, CHANGED = CALLS / 2, BIG_RECORD = 64 << 10 };
+static int64_t RECORD = 4096; /* the record of the pass */
 
 static int rank, nranks;
 
@@ -38,14 +43,14 @@ static int64_t file_size(void) {
  * against want (the file's bytes); returns the preads of all ranks. */
 static long long read_calls(pario_file *fh, layout at_of, int coll, const unsigned char *want,
                             int from, int to) {
-    unsigned char in[RECORD];
+    static unsigned char in[BIG_RECORD];
     long long mine = 0, all = 0;
     for (int j = from; j < to; j++) {
         int64_t at = at_of(j, rank);
         int64_t expect = file_size() - at;
         expect = expect < 0 ? 0 : expect > RECORD ? RECORD : expect;
         MPI_Count got = -1;
-        memset(in, 0, sizeof in);
+        memset(in, 0, (size_t)RECORD);
         iot_preads = 0;
         int rc = coll ? pario_file_read_at_all(fh, at, in, RECORD, MPI_BYTE, &got)
                       : pario_file_read_at(fh, at, in, RECORD, MPI_BYTE, &got);
@@ -118,6 +123,19 @@ int main(int argc, char **argv) {
         PT_CHECK(without >= (long long)CALLS * nranks);
     }
     test_changed_after_sync(path, on, want);
+    free(want);
+    /* Records of 64 KiB: prefetches grow to 1 MiB and more, read in parts
+     * side by side, the last of them short at the end of the file. */
+    RECORD = BIG_RECORD;
+    want = malloc((size_t)file_size());
+    iot_pattern_file(path, want, (size_t)file_size(), 3);
+    for (int coll = 0; coll < 2; coll++) {
+        with = read_all_calls(path, MPI_MODE_RDONLY, on, segmented, coll, want);
+        without = read_all_calls(path, MPI_MODE_RDONLY, off, segmented, coll, want);
+        PT_CHECK(with > 0 && with < without);
+    }
+    with = read_all_calls(path, MPI_MODE_RDONLY, on, strided, 1, want);
+    PT_CHECK(with > 0);
     free(want);
     return ptest_finish();
 }

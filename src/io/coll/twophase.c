@@ -494,7 +494,7 @@ static int read_span(io_handle *io, io_prefetch *prefetch, char *window, const r
     for (int64_t i = 0; i < n; i++) {
         int64_t off = r[i].off, len = whole ? span : r[i].end - r[i].off, got = 0;
         char *at = window + (off - r[0].off);
-        int rc = io_prefetch_pread(io, prefetch, at, len, off, &got, err);
+        int rc = io_prefetch_pread(io, prefetch, at, len, off, 1, &got, err);
         if (rc != PARIO_OK)
             return rc;
         memset(at + got, 0, (size_t)(len - got));

@@ -59,10 +59,11 @@ typedef struct io_prefetch {
  * and is small against the stream's share of a->max, one read at off of four
  * times its length, then of twice the stream's last, up to that share, kept
  * for the next reads; else a read of its own, which starts a new stream in
- * place of the one used longest ago. *got as pread's (short at end of
- * file). */
+ * place of the one used longest ago. An aggregator (reading for other
+ * ranks) reads large prefetches in parts side by side. *got as pread's
+ * (short at end of file). */
 int io_prefetch_pread(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
-                      int64_t *got, pario_error *err);
+                      int aggregator, int64_t *got, pario_error *err);
 /* Forgets the bytes held (another client's writes may show from here on). */
 void io_prefetch_drop(io_prefetch *a);
 void io_prefetch_init(io_prefetch *a);

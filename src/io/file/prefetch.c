@@ -65,16 +65,65 @@ static int room_for(io_prefetch_stream *s, int64_t size) {
     return 1;
 }
 
-/* One read of s->size bytes at off into the stream's buffer. */
-static int fill(io_handle *io, io_prefetch_stream *s, int64_t off, pario_error *err) {
-    int64_t got = 0;
-    s->held = 0;
-    int rc = io->drv->pread(io, s->buf, s->size, off, &got, err);
-    if (rc == PARIO_OK) {
-        s->start = off;
-        s->held = got;
+/* An aggregator's prefetch of at least PREFETCH_PARTS x PREFETCH_PART_MIN
+ * bytes is read in PREFETCH_PARTS parts side by side, one thread each: a
+ * client that cuts a read into requests of its own size (FUSE: 128 KiB)
+ * makes them one after the other, and several reads of one client are
+ * served at once. A rank's own reads are not split: every rank reads then,
+ * and four threads each made IOR's segmented 4 KiB reads 0.78-0.86x as fast
+ * on the test bed with 200 µs per request, while the aggregator's ior-hard
+ * reads went 1.66-1.74x as fast. */
+#define PREFETCH_PARTS 4
+#define PREFETCH_PART_MIN ((int64_t)256 << 10)
+
+typedef struct part_read {
+    pthread_t thread;
+    io_handle *io;
+    char *buf;
+    int64_t len, off, got;
+    int rc, started;
+    pario_error err;
+} part_read;
+
+static void *part_main(void *arg) {
+    part_read *p = arg;
+    p->rc = p->io->drv->pread(p->io, p->buf, p->len, p->off, &p->got, &p->err);
+    return NULL;
+}
+
+/* s->size bytes at off into the stream's buffer (in parts where split); it
+ * holds the bytes up to the first short part (the end of the file). A
+ * part's failure fails the fill, with that part's message. */
+static int fill(io_handle *io, io_prefetch_stream *s, int64_t off, int split, pario_error *err) {
+    int n = split && s->size >= PREFETCH_PARTS * PREFETCH_PART_MIN ? PREFETCH_PARTS : 1;
+    int64_t each = (s->size / n + 4095) / 4096 * 4096;
+    part_read parts[PREFETCH_PARTS];
+    for (int i = 0; i < n; i++) {
+        int64_t at = i * each < s->size ? i * each : s->size;
+        int64_t len = s->size - at < each ? s->size - at : each;
+        parts[i] = (part_read){.io = io, .buf = s->buf + at, .len = len, .off = off + at};
     }
-    return rc;
+    for (int i = 1; i < n; i++)
+        parts[i].started = pthread_create(&parts[i].thread, NULL, part_main, &parts[i]) == 0;
+    for (int i = 0; i < n; i++)
+        if (!parts[i].started) /* this thread's part, or one no thread could take */
+            part_main(&parts[i]);
+    for (int i = 1; i < n; i++)
+        if (parts[i].started)
+            pthread_join(parts[i].thread, NULL);
+    s->held = 0;
+    s->start = off;
+    for (int i = 0; i < n; i++) {
+        if (parts[i].rc != PARIO_OK) {
+            s->held = 0;
+            *err = parts[i].err;
+            return parts[i].rc;
+        }
+        s->held += parts[i].got;
+        if (parts[i].got < parts[i].len)
+            break;
+    }
+    return PARIO_OK;
 }
 
 /* Four times the read's length at first, then twice the last prefetch, up
@@ -86,7 +135,7 @@ static int64_t next_size(const io_prefetch *a, const io_prefetch_stream *s, int6
 }
 
 static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
-                       int64_t *got, pario_error *err) {
+                       int aggregator, int64_t *got, pario_error *err) {
     io_prefetch_stream *s = stream_of(a, len, off);
     int small = len <= a->small && 2 * len <= a->max / IO_PREFETCH_STREAMS;
     int covered = s && held_covers(s, len, off);
@@ -94,7 +143,7 @@ static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, in
         int64_t size = next_size(a, s, len);
         covered = room_for(s, size);
         s->size = covered ? size : 0;
-        int rc = covered ? fill(io, s, off, err) : PARIO_OK;
+        int rc = covered ? fill(io, s, off, aggregator, err) : PARIO_OK;
         if (rc != PARIO_OK)
             return rc;
     }
@@ -114,11 +163,11 @@ static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, in
 }
 
 int io_prefetch_pread(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
-                      int64_t *got, pario_error *err) {
+                      int aggregator, int64_t *got, pario_error *err) {
     if (!a || a->max <= 0 || len <= 0)
         return io->drv->pread(io, dst, len, off, got, err);
     pthread_mutex_lock(&a->lock);
-    int rc = stream_read(io, a, dst, len, off, got, err);
+    int rc = stream_read(io, a, dst, len, off, aggregator, got, err);
     pthread_mutex_unlock(&a->lock);
     return rc;
 }

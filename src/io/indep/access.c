@@ -144,7 +144,7 @@ typedef struct xfer {
  * as zeros. */
 static int read_zero_filled(pario_file *fh, char *buf, int64_t len, int64_t off) {
     int64_t got = 0;
-    int rc = io_prefetch_pread(&fh->io, &fh->prefetch, buf, len, off, &got, &fh->last);
+    int rc = io_prefetch_pread(&fh->io, &fh->prefetch, buf, len, off, 0, &got, &fh->last);
     if (rc == PARIO_OK)
         memset(buf + got, 0, (size_t)(len - got));
     return rc;
@@ -246,8 +246,8 @@ static int list_read(xfer *x, char *data) {
         const io_run *r = &x->w.r[i];
         for (int64_t b = 0; b < r->count; b++) {
             int64_t at = r->at + b * r->len, off = r->off + b * r->stride, got = 0;
-            int rc =
-                io_prefetch_pread(&fh->io, &fh->prefetch, data + at, r->len, off, &got, &fh->last);
+            int rc = io_prefetch_pread(&fh->io, &fh->prefetch, data + at, r->len, off, 0, &got,
+                                       &fh->last);
             if (rc != PARIO_OK)
                 return rc;
             if (got < r->len) /* the file shrank meanwhile: what is missing reads as zeros */
@@ -308,8 +308,8 @@ static int window_move(xfer *x, char *data) {
         return window_write(x, data, covered);
     if (covered) {
         int64_t got = 0;
-        return io_prefetch_pread(&fh->io, &fh->prefetch, data + w->r[0].at, w->data, w->start, &got,
-                                 &fh->last);
+        return io_prefetch_pread(&fh->io, &fh->prefetch, data + w->r[0].at, w->data, w->start, 0,
+                                 &got, &fh->last);
     }
     int sieve = want_sieve(fh->hints.ds_read, w, 0, fh->read_call_bytes);
     if (sieve)
@@ -416,7 +416,7 @@ static int move_direct(xfer *x, char *data, int64_t pos, int64_t total, int64_t 
     pario_file *fh = x->fh;
     int64_t off = fh->view.disp + fh->view.linear_base + pos;
     if (!x->write) {
-        int rc = io_prefetch_pread(&fh->io, &fh->prefetch, data, total, off, moved, &fh->last);
+        int rc = io_prefetch_pread(&fh->io, &fh->prefetch, data, total, off, 0, moved, &fh->last);
         if (rc != PARIO_OK)
             *moved = 0;
         return rc;
