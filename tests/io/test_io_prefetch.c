@@ -124,8 +124,9 @@ int main(int argc, char **argv) {
     }
     test_changed_after_sync(path, on, want);
     free(want);
-    /* Records of 64 KiB: prefetches grow to 1 MiB and more, read in parts
-     * side by side, the last of them short at the end of the file. */
+    /* Records of 64 KiB: prefetches grow to 1 MiB and more; the aggregator's
+     * (strided calls) are read in parts side by side, the last of them short
+     * at the end of the file. */
     RECORD = BIG_RECORD;
     want = malloc((size_t)file_size());
     iot_pattern_file(path, want, (size_t)file_size(), 3);
@@ -135,7 +136,8 @@ int main(int argc, char **argv) {
         PT_CHECK(with > 0 && with < without);
     }
     with = read_all_calls(path, MPI_MODE_RDONLY, on, strided, 1, want);
-    PT_CHECK(with > 0);
+    if (nranks > 1)
+        PT_CHECK(with > 0 && with < CALLS);
     free(want);
     return ptest_finish();
 }

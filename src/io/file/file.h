@@ -32,10 +32,11 @@ typedef struct io_scratch {
 int io_scratch_reserve(char **buf, int64_t *cap, int64_t len);
 void io_scratch_free(io_scratch *s);
 
-/* Prefetch: a collective read's aggregator reading a read-only file's streams
- * ahead of the calls (prefetch.c). A stream holds the bytes [start, start +
- * held) as one read returned them, and where its last read ended, to tell
- * reads that follow on from jumps. */
+/* Prefetch: a rank reading the streams of its small reads of a read-only file
+ * ahead of them, as the aggregator of collective calls or on its own
+ * (prefetch.c). A stream holds the bytes [start, start + held) as its last
+ * prefetch returned them, and where its last read ended, to tell reads that
+ * follow on from jumps. */
 #define IO_PREFETCH_STREAMS 4
 typedef struct io_prefetch_stream {
     char *buf;
@@ -146,7 +147,7 @@ struct pario_file {
                                        (each rank's own collective read): the next sync or close
                                        reports it on every rank (io_report_held) */
     io_scratch scratch;             /* buffers reused by data access on this file */
-    io_prefetch prefetch;           /* an aggregator's prefetch (read-only files where reads
+    io_prefetch prefetch;           /* this rank's prefetch (read-only files where reads
                                        are request-bound: io_file_apply_costs) */
     MPI_Win shared_win;             /* the shared file pointer: one int64 on rank 0 */
     void *shared_mem;               /* its memory when MPI could not allocate the window itself */

@@ -1,19 +1,19 @@
-/* Prefetch: the aggregator of collective reads on a read-only file reads the
- * streams of the calls ahead of them.
+/* Prefetch: a rank reads the streams of its small reads of a read-only file
+ * ahead of them.
  *
  * Where every read call is a round trip to a server (request-bound reads, a
- * network file system), a program that reads a file in small collective
- * calls pays one request per call at the aggregator, which gathers the
- * call's pieces into one read (IOR's strided 4 KiB reads: 16 KiB per call on
- * 4 ranks), or one per rank's piece where the ranks read segments of their
- * own (IOR's segmented reads: 4 pieces far apart per call, each the next
- * piece of its segment). Read-only, the file's bytes cannot change through
- * this handle, and under MPI's rules another client's writes need only show
- * after this handle's sync: so the aggregator follows up to
- * IO_PREFETCH_STREAMS streams of reads, reads each ahead in growing reads
- * and serves the reads that follow from them, until the next sync
- * (io_file_drop_cached). The bytes a stream holds are one read's, served
- * only when a read lies wholly within them. */
+ * network file system), a program that reads a file in small calls pays a
+ * request per call: at the aggregator of collective calls, which gathers a
+ * call's pieces into one read (IOR's strided 4 KiB reads: 16 KiB per call
+ * on 4 ranks), or at every rank where each reads a segment of its own
+ * (IOR's segmented reads, collective or not: 4 KiB per rank and call).
+ * Read-only, the file's bytes cannot change through this handle, and under
+ * MPI's rules another client's writes need only show after this handle's
+ * sync: so a rank follows up to IO_PREFETCH_STREAMS streams of its reads,
+ * reads each ahead in growing reads and serves the reads that follow from
+ * them, until the next sync (io_file_drop_cached). The bytes a stream holds
+ * are those its last prefetch returned, served only when a read lies wholly
+ * within them. */
 #include <stdlib.h>
 #include <string.h>
 #include "io/file/file.h"
