@@ -230,7 +230,8 @@ static const scenario scenarios[] = {
     {"readonly",
      "a file open read-only over two nodes, contiguous views: after a collective read each "
      "rank made on its own, the next ones read ahead of the allgather (no agreement when "
-     "all succeed); one whose ranges overlap goes two-phase and forgets its read ahead",
+     "all succeed); one whose ranges overlap goes two-phase and forgets its read ahead; "
+     "then a stream of small reads (prefetched where the prefetch is on)",
      256,
      0,
      16 * KB,
@@ -244,6 +245,11 @@ static const scenario scenarios[] = {
       {READ_ALL, 0, 20000},
       {READ_ALL, 500, 3000},
       {READ_ALL, 4000, 2000},
+      {READ_ALL, 6000, 1000},
+      {READ_ALL, 7000, 1000},
+      {READ_ALL, 8000, 1000},
+      {READ_ALL, 9000, 1000},
+      {READ_ALL, 10000, 1000},
       {SYNC, 0, 0},
       {END, 0, 0}}},
     {"ownread",
