@@ -91,6 +91,11 @@ static void team_part(team t, long long total, long long *off, long long *len) {
     *len = t.rank == t.size - 1 ? total - *off : each;
 }
 
+/* Bytes of the transfer at off, of a part that ends at end. */
+static long long transfer_at(long long off, long long end) {
+    return end - off < LIMIT_TRANSFER ? end - off : LIMIT_TRANSFER;
+}
+
 static void fill(char *buf, long long len, long long off, uint64_t salt) {
     uint64_t w;
     for (long long i = 0; i < len; i += 8) {
@@ -132,7 +137,7 @@ static double timed_write(team t, const char *path, long long total, int durable
     team_part(t, total, &first, &len);
     double spent = 0;
     for (long long off = first; off < first + len; off += LIMIT_TRANSFER) {
-        long long n = first + len - off < LIMIT_TRANSFER ? first + len - off : LIMIT_TRANSFER;
+        long long n = transfer_at(off, first + len);
         fill(buf, n, off, salt);
         double t0 = now();
         if (pwrite(fd, buf, (size_t)n, off) != n)
@@ -165,7 +170,7 @@ static double timed_read(team t, const char *path, long long total, int durable,
     double spent = 0;
     long long bad = 0;
     for (long long off = first; off < first + len; off += LIMIT_TRANSFER) {
-        long long n = first + len - off < LIMIT_TRANSFER ? first + len - off : LIMIT_TRANSFER;
+        long long n = transfer_at(off, first + len);
         memset(buf, 0, (size_t)n);
         double t0 = now();
         if (pread(fd, buf, (size_t)n, off) != n)

@@ -127,11 +127,11 @@ static int fill(io_handle *io, io_prefetch_stream *s, int64_t off, int split, pa
 }
 
 /* Four times the read's length at first, then twice the last prefetch, up
- * to a stream's share of a->max. */
+ * to a stream's share of a->max (which holds twice the read: stream_read). */
 static int64_t next_size(const io_prefetch *a, const io_prefetch_stream *s, int64_t len) {
     int64_t size = s->size >= 2 * len ? 2 * s->size : 4 * len;
     int64_t share = a->max / IO_PREFETCH_STREAMS;
-    return size < share ? size : share > len ? share : len;
+    return size < share ? size : share;
 }
 
 static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, int64_t off,
@@ -141,11 +141,13 @@ static int stream_read(io_handle *io, io_prefetch *a, char *dst, int64_t len, in
     int covered = s && held_covers(s, len, off);
     if (s && !covered && small) { /* prefetch where there is room for it */
         int64_t size = next_size(a, s, len);
-        covered = room_for(s, size);
-        s->size = covered ? size : 0;
-        int rc = covered ? fill(io, s, off, aggregator, err) : PARIO_OK;
-        if (rc != PARIO_OK)
-            return rc;
+        if (room_for(s, size)) {
+            s->size = size;
+            int rc = fill(io, s, off, aggregator, err);
+            if (rc != PARIO_OK)
+                return rc;
+            covered = 1;
+        }
     }
     if (!covered) { /* a new stream, a read too large to prefetch, or no room */
         s = s ? s : oldest(a);
