@@ -117,7 +117,8 @@ static const scenario scenarios[] = {
       {END, 0, 0}}},
     {"funnel",
      "collective writes of views with holes (512 B blocks): small parts through the funnel "
-     "(rank 0 writes all), an 80 KiB part through two-phase",
+     "(rank 0 writes all), an 80 KiB part through two-phase, half blocks (parts apart: each "
+     "rank its own where write calls are request-bound)",
      256,
      512,
      0,
@@ -128,6 +129,7 @@ static const scenario scenarios[] = {
       {WRITE_ALL, 2048, 1024},
       {SYNC, 0, 0},
       {WRITE_ALL, 3072, 80 * KB},
+      {WRITE_ALL, 90 * KB, 256},
       {WRITE_ALL, 1024, 512},
       {SYNC, 0, 0},
       {END, 0, 0}}},
