@@ -51,6 +51,18 @@ static void check_reads(pario_file *fh, const model *m) {
     PT_CHECK(memcmp(got, m->bytes, (size_t)m->size) == 0);
 }
 
+/* A read that ends at old_end, where the file reached before it shrank to
+ * m->size: it returns the bytes up to the new end only, on every rank (one
+ * that saw the old size must not take it for the size still). */
+static void check_tail(pario_file *fh, const model *m, int64_t old_end) {
+    static unsigned char got[FILE_CAP];
+    int64_t from = m->size - 10;
+    MPI_Count n = 0;
+    PT_EQ(pario_file_read_at(fh, from, got, (int)(old_end - from), MPI_BYTE, &n), PARIO_OK);
+    PT_EQ(n, 10);
+    PT_CHECK(memcmp(got, m->bytes + from, 10) == 0);
+}
+
 static void sync_barrier_sync(pario_file *fh) {
     PT_EQ(pario_file_sync(fh), PARIO_OK);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -142,8 +154,10 @@ static void every_operation(const char *page, const char *pages) {
     write_nonblocking(fh, &m);
     sync_barrier_sync(fh);
     check_reads(fh, &m);
+    int64_t old_end = m.size;
     PT_EQ(pario_file_set_size(fh, CUT), PARIO_OK);
     m.size = CUT;
+    check_tail(fh, &m, old_end);
     PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
     PT_EQ(size, CUT);
     check_reads(fh, &m);

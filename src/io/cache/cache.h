@@ -38,6 +38,9 @@ int io_cache_wanted(const io_hints *hints, int amode);
 /* Whether h goes through the global cache, whose calls communicate: only
  * the program's thread may make them. */
 int io_cache_on(const io_handle *h);
+/* Where h goes through the global cache: forget how long the file was seen
+ * to be (at sync, and on every process before set_size, which may shrink it). */
+void io_cache_size_forget(io_handle *h);
 /* Whether h reads through its node's copy (reading once per node). */
 int io_cache_once_on(const io_handle *h);
 /* Reading once per node over h: at open for pario_read_once=enable (span

@@ -42,8 +42,11 @@ typedef struct cache_layer {
     int rank, nranks;
     int64_t page_size, npages;
     MPI_Aint data_at;   /* byte where the pages start in every window */
-    char *bounce;       /* one page: fills, write-backs of another owner's page */
+    char *bounce;       /* one page: fills, write-backs of a page in another process */
     MPI_Comm file_comm; /* the file's communicator, where a close parks the layer */
+    int64_t size_floor; /* the file is at least this long: this process saw the
+                           size word there or wrote up to there (the word only
+                           grows, but at set_size, which resets every floor) */
 } cache_layer;
 
 /* One access to one page. */
@@ -60,6 +63,13 @@ static cache_layer *layer_of(io_handle *h) {
 }
 
 /* ---- reaching an owner's window: plain memory on one node, else RMA ---- */
+
+/* The owner's window in this address space: every owner's on one node, and
+ * this process's own (its own pages are reached with loads and stores under
+ * its own lock, as the write-back at sync does); else NULL. */
+static char *owner_memory(const cache_layer *c, int owner) {
+    return c->peers ? c->peers[owner] : owner == c->rank ? c->base : NULL;
+}
 
 static int owner_lock(cache_layer *c, int owner) {
     if (!c->peers)
@@ -84,22 +94,32 @@ static int owner_unlock(cache_layer *c, int owner) {
 /* Between owner_lock and owner_unlock: bytes from or to the owner's window.
  * RMA completes at owner_flush (or the unlock); plain copies at once. */
 static void owner_get(cache_layer *c, void *to, int owner, MPI_Aint at, int64_t len) {
-    if (c->peers)
-        memcpy(to, c->peers[owner] + at, (size_t)len);
+    char *mem = owner_memory(c, owner);
+    if (mem)
+        memcpy(to, mem + at, (size_t)len);
     else
         MPI_Get(to, (int)len, MPI_BYTE, owner, at, (int)len, MPI_BYTE, c->win);
 }
 
 static void owner_put(cache_layer *c, const void *from, int owner, MPI_Aint at, int64_t len) {
-    if (c->peers)
-        memcpy(c->peers[owner] + at, from, (size_t)len);
+    char *mem = owner_memory(c, owner);
+    if (mem)
+        memcpy(mem + at, from, (size_t)len);
     else
         MPI_Put(from, (int)len, MPI_BYTE, owner, at, (int)len, MPI_BYTE, c->win);
 }
 
 static void owner_flush(cache_layer *c, int owner) {
-    if (!c->peers)
+    if (!owner_memory(c, owner))
         MPI_Win_flush(owner, c->win);
+}
+
+/* Where a page of the owner's window is read and written whole: in place
+ * where the window is in this address space, else through the bounce page
+ * (moved with owner_get/owner_put). */
+static char *page_buffer(cache_layer *c, int owner, MPI_Aint data_disp) {
+    char *mem = owner_memory(c, owner);
+    return mem ? mem + data_disp : c->bounce;
 }
 
 static int mpi_failed(pario_error *err, const char *path, const char *what) {
@@ -123,20 +143,33 @@ static int size_fetch(cache_layer *c, int64_t *size) {
     return MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok;
 }
 
+/* The word set to size (MPI_REPLACE) or raised to it (MPI_MAX); this
+ * process's floor follows what the word then holds. */
 static int size_update(cache_layer *c, int64_t size, MPI_Op op) {
+    int64_t was = 0;
     if (c->peers) {
         _Atomic int64_t *word = &((cache_head *)c->peers[0])->size;
-        int64_t now = atomic_load(word);
+        was = atomic_load(word);
         if (op == MPI_REPLACE)
             atomic_store(word, size);
-        while (op == MPI_MAX && now < size && !atomic_compare_exchange_weak(word, &now, size))
+        while (op == MPI_MAX && was < size && !atomic_compare_exchange_weak(word, &was, size))
             ;
-        return 1;
+    } else {
+        int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
+        ok = ok && MPI_Fetch_and_op(&size, &was, MPI_INT64_T, 0, 0, op, c->win) == MPI_SUCCESS;
+        if (!(MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok))
+            return 0;
     }
-    int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
-    ok = ok &&
-         MPI_Accumulate(&size, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, op, c->win) == MPI_SUCCESS;
-    return MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok;
+    c->size_floor = op == MPI_MAX && was > size ? was : size;
+    return 1;
+}
+
+/* Whether the file is known to reach end without asking process 0: the
+ * size word only grows between set_size calls, so once this process has
+ * seen it (or written) up to end, it still reaches there. Reads of
+ * records that follow the page mapping then touch no other process. */
+static int size_reaches(const cache_layer *c, int64_t end) {
+    return end <= c->size_floor;
 }
 
 /* ---- one page under its owner's lock ---- */
@@ -168,9 +201,12 @@ static void failure_record(cache_layer *c, int owner, const pario_error *e) {
 static int slot_write_back(io_handle *h, const page_access *a, cache_slot *s, pario_error *err) {
     cache_layer *c = layer_of(h);
     pario_error e;
-    owner_get(c, c->bounce, a->owner, a->data_disp, s->valid);
-    owner_flush(c, a->owner);
-    int rc = h->below->pwrite(h, c->bounce, s->valid, s->page * c->page_size, &e);
+    char *page = page_buffer(c, a->owner, a->data_disp);
+    if (page == c->bounce) {
+        owner_get(c, page, a->owner, a->data_disp, s->valid);
+        owner_flush(c, a->owner);
+    }
+    int rc = h->below->pwrite(h, page, s->valid, s->page * c->page_size, &e);
     if (rc != PARIO_OK) {
         pario_fail(&e, rc,
                    "cache %s: writing back page %lld (file bytes %lld..%lld) failed: %.400s",
@@ -202,21 +238,25 @@ static int slot_fill(io_handle *h, page_access *a, cache_slot *s, int *bypass, p
         return PARIO_OK;
     }
     int64_t got = 0;
-    int rc = h->below->pread(h, c->bounce, c->page_size, a->page * c->page_size, &got, err);
-    if (rc != PARIO_OK)
+    char *page = page_buffer(c, a->owner, a->data_disp);
+    int rc = h->below->pread(h, page, c->page_size, a->page * c->page_size, &got, err);
+    if (rc != PARIO_OK) {
+        *s = (cache_slot){-1, 0, 0}; /* the slot's page was written back, or bypassed */
         return rc;
-    memset(c->bounce + got, 0, (size_t)(c->page_size - got));
+    }
+    memset(page + got, 0, (size_t)(c->page_size - got));
     *s = (cache_slot){a->page, 0, got};
     if (a->write) {
-        memcpy(c->bounce + a->at, a->buf, (size_t)a->len);
+        memcpy(page + a->at, a->buf, (size_t)a->len);
         s->dirty = 1;
         s->valid = a->at + a->len > got ? a->at + a->len : got;
         a->write = -1; /* done: the page below carries it */
     } else {
-        memcpy(a->buf, c->bounce + a->at, (size_t)a->len);
+        memcpy(a->buf, page + a->at, (size_t)a->len);
         a->len = -a->len; /* done */
     }
-    owner_put(c, c->bounce, a->owner, a->data_disp, c->page_size);
+    if (page == c->bounce)
+        owner_put(c, page, a->owner, a->data_disp, c->page_size);
     return PARIO_OK;
 }
 
@@ -282,10 +322,13 @@ static int cache_range(io_handle *h, char *buf, int64_t len, int64_t off, int wr
 
 static int cache_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_t *done,
                        pario_error *err) {
-    int64_t size = 0;
+    cache_layer *c = layer_of(h);
+    int64_t size = c->size_floor;
     *done = 0;
-    if (!size_fetch(layer_of(h), &size))
+    if (!size_reaches(c, off + len) && !size_fetch(c, &size))
         return mpi_failed(err, h->path, "reading the file's size");
+    if (size > c->size_floor)
+        c->size_floor = size;
     if (off >= size)
         return PARIO_OK;
     if (len > size - off)
@@ -300,7 +343,7 @@ static int cache_pwrite(io_handle *h, const void *buf, int64_t len, int64_t off,
     if (len <= 0)
         return PARIO_OK;
     /* the size first: whoever writes the page back meanwhile sees its end */
-    if (!size_update(layer_of(h), off + len, MPI_MAX))
+    if (!size_reaches(layer_of(h), off + len) && !size_update(layer_of(h), off + len, MPI_MAX))
         return mpi_failed(err, h->path, "recording the file's size");
     return cache_range(h, (char *)buf, len, off, 1, err);
 }
@@ -586,6 +629,7 @@ static int window_init(cache_layer *c, io_handle *h, pario_error *err) {
     memset(head, 0, sizeof *head);
     atomic_init(&head->size, size);
     atomic_init(&head->lock, 0);
+    c->size_floor = size;
     for (int64_t i = 0; i < c->npages; i++)
         own_slots(c)[i] = (cache_slot){-1, 0, 0};
     MPI_Win_unlock(c->rank, c->win);
@@ -634,6 +678,11 @@ int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, p
 
 int io_cache_on(const io_handle *h) {
     return h->drv == &io_driver_cache;
+}
+
+void io_cache_size_forget(io_handle *h) {
+    if (io_cache_on(h))
+        layer_of(h)->size_floor = 0;
 }
 
 int io_cache_finalize(io_handle *h, pario_error *err) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "common/error.h"
 #include "io/async/async.h"
+#include "io/cache/cache.h"
 #include "io/coll/coll.h"
 #include "io/driver/stripe.h"
 #include "io/file/file.h"
@@ -28,6 +29,7 @@ int io_file_size_for_read(pario_file *fh, int64_t end, int64_t *size) {
 
 void io_file_size_forget(pario_file *fh) {
     atomic_store(&fh->size_floor, 0);
+    io_cache_size_forget(&fh->io);
 }
 
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
