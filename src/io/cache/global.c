@@ -620,7 +620,9 @@ static int window_make(cache_layer *c) {
     return !shared || peers_find(c);
 }
 
-/* Empty slots, and on process 0 the file's size, before anyone looks. */
+/* Collective: empty slots, and on process 0 the file's size, before anyone
+ * looks; every process's floor starts at that size (the reduction is the
+ * barrier after which the windows may be reached). */
 static int window_init(cache_layer *c, io_handle *h, pario_error *err) {
     int64_t size = 0;
     int rc = c->rank == 0 ? h->below->get_size(h, &size, err) : PARIO_OK;
@@ -629,10 +631,10 @@ static int window_init(cache_layer *c, io_handle *h, pario_error *err) {
     memset(head, 0, sizeof *head);
     atomic_init(&head->size, size);
     atomic_init(&head->lock, 0);
-    c->size_floor = size;
     for (int64_t i = 0; i < c->npages; i++)
         own_slots(c)[i] = (cache_slot){-1, 0, 0};
     MPI_Win_unlock(c->rank, c->win);
+    MPI_Allreduce(&size, &c->size_floor, 1, MPI_INT64_T, MPI_MAX, c->comm);
     return rc;
 }
 
@@ -671,9 +673,7 @@ int io_cache_attach_global(io_handle *h, MPI_Comm comm, const io_hints *hints, p
     h->below = h->drv;
     h->drv = &io_driver_cache;
     h->layer = c;
-    int rc = window_init(c, h, err);
-    MPI_Barrier(c->comm);
-    return rc;
+    return window_init(c, h, err);
 }
 
 int io_cache_on(const io_handle *h) {
