@@ -241,7 +241,7 @@ static int slot_fill(io_handle *h, page_access *a, cache_slot *s, int *bypass, p
     char *page = page_buffer(c, a->owner, a->data_disp);
     int rc = h->below->pread(h, page, c->page_size, a->page * c->page_size, &got, err);
     if (rc != PARIO_OK) {
-        *s = (cache_slot){-1, 0, 0}; /* the slot's page was written back, or bypassed */
+        *s = (cache_slot){-1, 0, 0}; /* its old page is clean, and may be overwritten */
         return rc;
     }
     memset(page + got, 0, (size_t)(c->page_size - got));
