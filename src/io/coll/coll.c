@@ -65,24 +65,39 @@ static int has_spare_core(const pario_file *fh) {
     return cpus_online > (fh->nranks + nodes - 1) / nodes;
 }
 
+/* Whether this rank's call is plain: its view linear in the file and its
+ * memory one block, so where each file byte of its range lands is known
+ * without describing its pieces (a quick read: twophase.c). */
+static int call_plain(const coll_call *c) {
+    const flat_type *t = c->mt;
+    return t && c->fh->view.linear && flat_is_contiguous(t) &&
+           (c->count == 1 || t->size == t->extent);
+}
+
 /* One allgather carries every rank's verdict, range, wish to pipeline
- * reads (*spare: every rank has it) and the outcome of its read made ahead
- * (read_rc; *read_failed: some rank's failed). On a failure, the lowest
- * failing rank's message is shared, as io_agree does. */
-static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_range *all,
-                        int read_rc, int *spare, int *read_failed) {
-    int64_t out[SHARE_N] = {rc, mine->first, mine->end, mine->bytes, has_spare_core(fh), read_rc};
+ * reads (*spare: every rank has it), the outcome of its read made ahead
+ * (read_rc; *read_failed: some rank's failed) and whether its call is
+ * plain (c->plain: every rank's is). On a failure, the lowest failing
+ * rank's message is shared, as io_agree does. */
+static int share_ranges(coll_call *c, int rc, coll_range *all, int read_rc, int *spare,
+                        int *read_failed) {
+    pario_file *fh = c->fh;
+    const coll_range *mine = &c->mine;
+    int64_t out[SHARE_N] = {rc,      mine->first,  mine->end, mine->bytes, has_spare_core(fh),
+                            read_rc, call_plain(c)};
     int64_t *in = fh->coll_share; /* allocated with the file: no failure here */
     int ok =
         MPI_Allgather(out, SHARE_N, MPI_INT64_T, in, SHARE_N, MPI_INT64_T, fh->comm) == MPI_SUCCESS;
     int failed = 0;
     *spare = 1;
     *read_failed = 0;
+    c->plain = 1;
     for (int r = 0; ok && r < fh->nranks; r++) {
         const int64_t *x = in + SHARE_N * r;
         all[r] = (coll_range){x[SHARE_FIRST], x[SHARE_END], x[SHARE_BYTES]};
         failed |= x[SHARE_RC] != PARIO_OK;
         *spare &= x[SHARE_SPARE] != 0;
+        c->plain &= x[SHARE_PLAIN] != 0;
         *read_failed |= x[SHARE_READ] != PARIO_OK && x[SHARE_READ] != SHARE_NOT_READ;
     }
     if (!ok) /* without the allgather, io_agree keeps the ranks together */
@@ -93,14 +108,11 @@ static int share_ranges(pario_file *fh, int rc, const coll_range *mine, coll_ran
     return failed ? io_agree(fh->comm, rc, &fh->last) : PARIO_OK;
 }
 
-/* Two-phase aggregation by the plan (rc: whether making it succeeded). */
-static int run_planned(coll_call *c, coll_plan *plan, int rc) {
-    pario_file *fh = c->fh;
-    if (rc != PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: out of memory", c->write ? "write_all" : "read_all",
-                   fh->path);
-    rc = coll_twophase(c, plan, rc);
-    coll_plan_free(plan);
+/* Two-phase aggregation by a plan made from every rank's range. */
+static int run_planned(coll_call *c, const coll_range *all, int pipelined) {
+    coll_plan plan;
+    coll_plan_make(&plan, c->fh, all, c->write, pipelined);
+    int rc = coll_twophase(c, &plan);
     if (rc == PARIO_OK)
         c->moved = c->total;
     return rc;
@@ -156,7 +168,7 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
     if (first == COLL_ROUTE_FUNNEL) {
         rc = coll_small_write(c, rc, all, &done);
     } else {
-        rc = share_ranges(fh, rc, &c->mine, all, ahead, &pipelined, &read_failed);
+        rc = share_ranges(c, rc, all, ahead, &pipelined, &read_failed);
         pipelined |= c->write; /* writes always; reads with a spare processor everywhere */
     }
     if (done || rc != PARIO_OK) { /* the funnel finished the call, or it failed everywhere */
@@ -183,10 +195,8 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
         fh->last = saved;
         c->moved = 0;
     }
-    if (route == COLL_ROUTE_TWOPHASE) {
-        coll_plan plan;
-        return run_planned(c, &plan, coll_plan_make(&plan, fh, all, c->write, pipelined));
-    }
+    if (route == COLL_ROUTE_TWOPHASE)
+        return run_planned(c, all, pipelined);
     int arc = io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved);
     return io_agree(fh->comm, c->write ? io_file_flushed(fh, arc) : arc, &fh->last);
 }

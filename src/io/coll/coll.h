@@ -76,7 +76,16 @@ void io_coll_kept_finalize(void);
 
 /* Entries each rank contributes to the allgather of ranges (SHARE_READ: the
  * outcome of a read made ahead, coll.c, or SHARE_NOT_READ). */
-enum { SHARE_RC, SHARE_FIRST, SHARE_END, SHARE_BYTES, SHARE_SPARE, SHARE_READ, SHARE_N };
+enum {
+    SHARE_RC,
+    SHARE_FIRST,
+    SHARE_END,
+    SHARE_BYTES,
+    SHARE_SPARE,
+    SHARE_READ,
+    SHARE_PLAIN,
+    SHARE_N
+};
 #define SHARE_NOT_READ (-1)
 
 /* Collective. Which ranks may aggregate (fh->cb_ranks): rank r may when its

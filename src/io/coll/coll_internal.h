@@ -22,6 +22,8 @@ typedef struct coll_call {
     int64_t total;       /* this rank's data bytes (reads: clipped at end of file) */
     coll_range mine;     /* the file bytes it accesses */
     int64_t moved;       /* bytes moved, for the status */
+    int plain;           /* every rank's view is linear in the file and its memory one
+                            block (agreed in the allgather of ranges) */
 } coll_call;
 
 /* The aggregators and the file domain each one owns. */
@@ -62,10 +64,10 @@ typedef struct coll_shape {
 coll_shape coll_ranges_shape(const coll_range *r, int n);
 /* Choose aggregators (cb_nodes spread over ranks, fewer for request-bound
  * reads: route.c) and aligned domains; pipelined: the cycles may be halved
- * and overlap file access with the exchange (the same on every rank). */
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
-                   int pipelined);
-void coll_plan_free(coll_plan *p);
+ * and overlap file access with the exchange (the same on every rank). The
+ * plan's arrays are the file's (io/coll/place.c), so it cannot fail. */
+void coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
+                    int pipelined);
 /* Window [*ws, *we) of aggregator a in cycle k (empty when *ws >= *we):
  * the span from its first part to its last. */
 void coll_plan_window(const coll_plan *p, int a, int64_t k, int64_t *ws, int64_t *we);
@@ -118,8 +120,7 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, 
  * the part is written now and the outcome agreed.) */
 int coll_kept_write(coll_call *c, int rc);
 
-/* Run the exchange-and-I/O cycles of call c by plan p. rc: this rank's
- * outcome so far (a failed plan), agreed on together with the set-up. */
-int coll_twophase(coll_call *c, const coll_plan *p, int rc);
+/* Run the exchange-and-I/O cycles of call c by plan p. */
+int coll_twophase(coll_call *c, const coll_plan *p);
 
 #endif

@@ -17,15 +17,27 @@ static int may_aggregate(const pario_file *fh) {
     return count < 0 || fh->node_rank < count; /* malformed lists never get here */
 }
 
-/* The per-call buffers for all ranks' ranges and counts, made once per file. */
+/* Once per file, p (of n elements of `size` bytes) unless made before. */
+static int reserve(void *p, size_t n, size_t size) {
+    void **at = p;
+    if (!*at)
+        *at = malloc(n * size);
+    return *at != NULL;
+}
+
+/* The per-call buffers for all ranks' ranges and counts, a plan and a
+ * two-phase call's requests, made once per file: what a collective call
+ * needs after its ranges are shared cannot fail then (a settled read
+ * relies on it: twophase.c). */
 static int reserve_range_buffers(pario_file *fh) {
-    if (!fh->coll_ranges)
-        fh->coll_ranges = malloc((size_t)fh->nranks * sizeof *fh->coll_ranges);
-    if (!fh->coll_share)
-        fh->coll_share = malloc((size_t)fh->nranks * SHARE_N * sizeof *fh->coll_share);
-    if (!fh->coll_counts)
-        fh->coll_counts = malloc((size_t)fh->nranks * 8 * sizeof *fh->coll_counts);
-    return fh->coll_ranges && fh->coll_share && fh->coll_counts ? PARIO_OK : PARIO_ERR_NO_MEM;
+    size_t n = (size_t)fh->nranks;
+    int ok = reserve(&fh->coll_ranges, n, sizeof *fh->coll_ranges);
+    ok &= reserve(&fh->coll_share, n * SHARE_N, sizeof *fh->coll_share);
+    ok &= reserve(&fh->coll_counts, n * 8, sizeof *fh->coll_counts);
+    ok &= reserve(&fh->coll_aggr, n, sizeof *fh->coll_aggr);
+    ok &= reserve(&fh->coll_domains, n * 2, sizeof *fh->coll_domains);
+    ok &= reserve(&fh->coll_requests, n * 4, sizeof *fh->coll_requests);
+    return ok ? PARIO_OK : PARIO_ERR_NO_MEM;
 }
 
 /* Collective: the ranks that may aggregate, from every rank's answer. */

@@ -51,13 +51,6 @@ static int ranges_whole(const coll_range *r, int n) {
     return 1;
 }
 
-void coll_plan_free(coll_plan *p) {
-    free(p->aggr);
-    free(p->dom_start);
-    free(p->dom_end);
-    *p = (coll_plan){0};
-}
-
 /* This rank's data range limits of the call: [*lo, *hi), empty as 0, 0. */
 static void union_of(const pario_file *fh, const coll_range *r, int64_t *lo, int64_t *hi) {
     *lo = INT64_MAX;
@@ -71,15 +64,11 @@ static void union_of(const pario_file *fh, const coll_range *r, int64_t *lo, int
         *lo = *hi = 0;
 }
 
-static int plan_alloc(coll_plan *p, int naggr) {
-    p->aggr = malloc((size_t)naggr * sizeof *p->aggr);
-    p->dom_start = malloc((size_t)naggr * sizeof *p->dom_start);
-    p->dom_end = malloc((size_t)naggr * sizeof *p->dom_end);
-    if (!p->aggr || !p->dom_start || !p->dom_end) {
-        coll_plan_free(p);
-        return PARIO_ERR_NO_MEM;
-    }
-    return PARIO_OK;
+/* The plan's arrays are the file's (io/coll/place.c): naggr <= nranks. */
+static void plan_arrays(coll_plan *p, const pario_file *fh) {
+    p->aggr = fh->coll_aggr;
+    p->dom_start = fh->coll_domains;
+    p->dom_end = fh->coll_domains + fh->nranks;
 }
 
 /* Contiguous domains of whole stripe units, so every aggregator request is
@@ -199,8 +188,8 @@ static int64_t cycle_span(int64_t cycle, int64_t cb, int64_t data, int64_t span)
     return grown >= (double)cb ? cb : (int64_t)grown;
 }
 
-int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
-                   int pipelined) {
+void coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int write,
+                    int pipelined) {
     int64_t lo, hi;
     union_of(fh, r, &lo, &hi);
     *p = (coll_plan){.my_aggr = -1};
@@ -212,8 +201,7 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
         pipelined = 0;              /* a cycle's data: one window, nothing to overlap */
     int naggr = coll_route_aggregators(fh, write, hi - lo, hinted, io_coll_naggr(fh));
     int64_t factor = targets_to_serve(fh, naggr);
-    if (plan_alloc(p, naggr) != PARIO_OK)
-        return PARIO_ERR_NO_MEM;
+    plan_arrays(p, fh);
     p->naggr = naggr;
     p->unit = factor > 0                    ? fh->io.stripe->layout.unit
               : fh->hints.striping_unit > 0 ? fh->hints.striping_unit
@@ -229,7 +217,6 @@ int coll_plan_make(coll_plan *p, const pario_file *fh, const coll_range *r, int 
     for (int i = 0; i < p->naggr; i++)
         if ((p->aggr[i] = io_coll_aggregator(fh, i, naggr)) == fh->rank)
             p->my_aggr = i;
-    return PARIO_OK;
 }
 
 void coll_plan_part(const coll_plan *p, int a, int64_t k, int64_t i, int64_t *ps, int64_t *pe) {

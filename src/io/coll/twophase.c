@@ -20,7 +20,9 @@
  * No agreement follows the set-up: cycle 0's counts carry each rank's
  * verdict on it (open_cycles). A settled read (whole ranges, one cycle)
  * reads before its counts move, so they carry the read's outcome too, and
- * no agreement follows the call either (settle_read). */
+ * no agreement follows the call either (settle_read); where every rank's
+ * call is plain it exchanges no counts at all: its aggregators send their
+ * outcome beside the data (read_quick). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,7 @@
 
 /* Message tags of the exchange, distinct from anything else on the file's
  * private communicator. */
-enum { TAG_META = 0x7a01, TAG_DATA = 0x7a02 };
+enum { TAG_META = 0x7a01, TAG_DATA = 0x7a02, TAG_OUTCOME = 0x7a03 };
 
 /* This rank's data bound for one aggregator's domain. */
 typedef struct coll_stream {
@@ -107,12 +109,14 @@ typedef struct twophase {
     int pipelined;
     file_job job; /* the background access, when job_running */
     int job_running;
-    MPI_Request *reqs;
+    MPI_Request *reqs; /* the file's (4 per rank: io/coll/place.c) */
     MPI_Datatype *types;
     growbuf type_args; /* the arguments of the piece types being made (pairs_type) */
     int rc;            /* first local failure; the cycles go on so nobody waits */
     int settled;       /* a read of whole ranges in one cycle: the read happens before the
                           counts move, which carry its outcome (read_settled) */
+    int quick;         /* settled, and every rank's call plain: no counts move, the
+                          aggregators' outcomes go with the data (read_quick) */
     int aborted;       /* some rank failed before cycle 0's counts: no cycle runs */
 } twophase;
 
@@ -873,6 +877,133 @@ static int read_settled(twophase *t) {
     return rc;
 }
 
+/* ---- a quick read ---------------------------------------------------------------------
+ * A settled read whose every rank's call is plain (a linear view, memory in
+ * one block): every rank knows from the ranges what each aggregator sends
+ * it and where it lands in its memory, and each aggregator what every rank
+ * waits for, so no counts move, and a rank that does not aggregate makes
+ * nothing that could fail. Each aggregator reserves its window and reads it
+ * first, then sends every other rank its outcome beside the data of those
+ * with bytes in its window (an empty message where its read failed, which
+ * the receive allows): every rank learns of a failed aggregator in the step
+ * that brings the data, and then they all agree on it. On the GlusterFS
+ * test bed over TCP (2 nodes x 2 ranks), IOR's strided 4 KiB collective
+ * reads spent an all-to-all of the counts per 16 KiB call beside the
+ * allgather of ranges and the data; without it they ran 1.4-1.8x faster
+ * (docs/benchmarks.md, "Quick reads: no counts"). */
+
+/* An aggregator's window of the cycles (both halves when pipelined) and,
+ * with whole ranges, the list of one piece per rank. */
+static int windows_alloc(twophase *t) {
+    int n = t->fh->nranks, nslots = t->pipelined ? 2 : 1;
+    int64_t lists = t->p->whole ? (int64_t)n * 2 * (int64_t)sizeof(int64_t) : 0;
+    for (int s = 0; t->p->my_aggr >= 0 && s < nslots; s++)
+        if (grow(&t->window[s], t->p->cycle_bytes) != PARIO_OK ||
+            (lists > 0 && grow(&t->cyc[s].meta_in, lists) != PARIO_OK))
+            return PARIO_ERR_NO_MEM;
+    return PARIO_OK;
+}
+
+/* Where file byte x of this rank's range lands in its memory. */
+static char *plain_byte(const twophase *t, int64_t x) {
+    const io_view *v = &t->fh->view;
+    return (char *)t->buf + t->mt->true_lb + (x - v->disp - v->linear_base - t->pos);
+}
+
+/* The aggregator's window: reserved, its piece per rank from the ranges,
+ * read. The outcome, as this rank's failure (described in fh->last). */
+static int quick_window(twophase *t) {
+    cycle *c = &t->cyc[0];
+    int64_t s, e;
+    if (windows_alloc(t) != PARIO_OK) {
+        fail(t, PARIO_ERR_NO_MEM, "out of memory for the aggregator's window");
+        return t->rc;
+    }
+    for (int r = 0; r < t->fh->nranks; r++) {
+        range_piece(t->p, r, t->p->my_aggr, 0, &s, &e);
+        c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
+    }
+    pieces_from_ranges(t, c, 0);
+    runs_of_cycle(t, c, 0);
+    job_start(t, 0);
+    job_join(t);
+    return t->rc;
+}
+
+/* The aggregators' outcomes: this rank's (out) to every other rank when it
+ * aggregates, and each other aggregator's into in[its index]. */
+static int post_outcomes(twophase *t, const int64_t *out, int64_t *in, int nreq) {
+    pario_file *fh = t->fh;
+    const coll_plan *p = t->p;
+    for (int a = 0; a < p->naggr; a++)
+        if (p->aggr[a] != fh->rank)
+            MPI_Irecv(&in[a], 1, MPI_INT64_T, p->aggr[a], TAG_OUTCOME, fh->comm, &t->reqs[nreq++]);
+    for (int r = 0; p->my_aggr >= 0 && r < fh->nranks; r++)
+        if (r != fh->rank)
+            MPI_Isend(out, 1, MPI_INT64_T, r, TAG_OUTCOME, fh->comm, &t->reqs[nreq++]);
+    return nreq;
+}
+
+/* An aggregator's data: each rank's piece of its window (none where the
+ * window failed), its own copied in place. */
+static int post_quick_window(twophase *t, int64_t out, int nreq) {
+    pario_file *fh = t->fh;
+    const coll_plan *p = t->p;
+    const cycle *c = &t->cyc[0];
+    static char none;
+    for (int r = 0; r < fh->nranks; r++) {
+        int64_t s, e;
+        range_piece(p, r, p->my_aggr, 0, &s, &e);
+        if (e <= s)
+            continue;
+        char *at = out == PARIO_OK ? t->window[0].p + coll_plan_place(p, c->ws, s) : &none;
+        int len = out == PARIO_OK ? (int)(e - s) : 0;
+        if (r == fh->rank && len > 0)
+            memcpy(plain_byte(t, s), at, (size_t)len);
+        else if (r != fh->rank)
+            MPI_Isend(at, len, MPI_BYTE, r, TAG_DATA, fh->comm, &t->reqs[nreq++]);
+    }
+    return nreq;
+}
+
+/* This rank's data from every other aggregator, in place. */
+static int post_quick_receives(twophase *t, int nreq, int64_t *traded) {
+    pario_file *fh = t->fh;
+    const coll_plan *p = t->p;
+    for (int a = 0; a < p->naggr; a++) {
+        int64_t s, e;
+        range_piece(p, fh->rank, a, 0, &s, &e);
+        if (e <= s || p->aggr[a] == fh->rank)
+            continue;
+        *traded += e - s;
+        MPI_Irecv(plain_byte(t, s), (int)(e - s), MPI_BYTE, p->aggr[a], TAG_DATA, fh->comm,
+                  &t->reqs[nreq++]);
+    }
+    return nreq;
+}
+
+/* The quick read; *agree: some aggregator failed (every rank knows it
+ * alike) or a message did not move, so the ranks agree on the outcome. */
+static int read_quick(twophase *t, int *agree) {
+    pario_file *fh = t->fh;
+    const coll_plan *p = t->p;
+    double t0 = io_trace_clock(fh->trace);
+    int64_t out = p->my_aggr >= 0 ? quick_window(t) : PARIO_OK;
+    int64_t traded = 0, *in = t->cyc[1].send_cnt; /* one cycle: slot 1 is free */
+    int nreq = p->my_aggr >= 0 ? post_quick_window(t, out, 0) : 0;
+    nreq = post_quick_receives(t, nreq, &traded);
+    nreq = post_outcomes(t, &out, in, nreq);
+    int rc = wait_all(t->reqs, nreq);
+    io_trace_exchange(fh->trace, traded, t0);
+    int served = 1;
+    for (int a = 0; a < p->naggr; a++)
+        served &= (p->aggr[a] == fh->rank ? out : in[a]) == PARIO_OK;
+    if (rc != PARIO_OK)
+        pario_fail(&fh->last, rc, "read_all %s: exchange failed", fh->path);
+    *agree = !served || rc != PARIO_OK;
+    return rc != PARIO_OK ? rc : t->rc;
+}
+
 /* Writes: exchange cycle k into its half window, then store it in the
  * background while the next cycle is exchanged (one store at a time). */
 static int write_cycles(twophase *t) {
@@ -937,23 +1068,17 @@ static void cycle_free(cycle *c) {
 static int twophase_alloc(twophase *t) {
     int n = t->fh->nranks, naggr = t->p->naggr, nslots = t->pipelined ? 2 : 1;
     t->streams = calloc((size_t)naggr, sizeof *t->streams);
-    t->reqs = calloc(2 * (size_t)n + 2 * (size_t)naggr, sizeof *t->reqs);
     t->types = calloc((size_t)n + (size_t)naggr, sizeof *t->types);
-    if (!t->streams || !t->reqs || !t->types)
+    if (!t->streams || !t->types)
         return PARIO_ERR_NO_MEM;
-    int aggr = t->p->my_aggr >= 0;
-    int64_t window = aggr ? t->p->cycle_bytes : 0;
-    int64_t lists = aggr && t->p->whole ? (int64_t)n * 2 * (int64_t)sizeof(int64_t) : 0;
     for (int s = 0; s < nslots; s++) /* before the counts: a failure reaches every rank */
-        if (cycle_alloc(&t->cyc[s], naggr) != PARIO_OK || grow(&t->window[s], window) != PARIO_OK ||
-            grow(&t->cyc[s].meta_in, lists) != PARIO_OK)
+        if (cycle_alloc(&t->cyc[s], naggr) != PARIO_OK)
             return PARIO_ERR_NO_MEM;
-    return PARIO_OK;
+    return windows_alloc(t);
 }
 
 static void twophase_free(twophase *t) {
     free(t->streams);
-    free(t->reqs);
     free(t->types);
     free(t->type_args.p);
     for (int i = 0; i < 2; i++) {
@@ -962,11 +1087,36 @@ static void twophase_free(twophase *t) {
     }
 }
 
-int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
+/* Every call but a quick read: the set-up, cycle 0's counts, the cycles;
+ * *agree: the outcome is still to be agreed (all but a settled read that
+ * every rank began). */
+static int run_cycles(twophase *t, const coll_call *c, int *agree) {
+    pario_file *fh = t->fh;
+    const char *op = t->write ? "write_all" : "read_all";
+    int rc = twophase_alloc(t);
+    if (rc == PARIO_OK) /* the route is taken only when every rank's part was decoded */
+        rc = streams_open(t, c->pos, c->buf, c->count, c->mt, c->total);
+    if (rc != PARIO_OK && fh->last.code == PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering", op, fh->path);
+    t->rc = rc;
+    rc = open_cycles(t);
+    *agree = !(rc == PARIO_OK && t->settled && !t->aborted);
+    if (rc == PARIO_OK && !t->aborted)
+        rc = t->settled ? read_settled(t) : t->write ? write_cycles(t) : read_cycles(t);
+    if (rc != PARIO_OK)
+        pario_fail(&fh->last, rc, "%s %s: exchange failed", op, fh->path);
+    job_join(t);
+    if (rc == PARIO_OK)
+        rc = t->write ? io_file_flushed(fh, t->rc) : t->rc; /* the writes reach the storage */
+    return rc;
+}
+
+int coll_twophase(coll_call *c, const coll_plan *p) {
     pario_file *fh = c->fh;
     int write = c->write, n = fh->nranks;
     twophase t = {.fh = fh,
                   .p = p,
+                  .reqs = fh->coll_requests,
                   .write = write,
                   .pipelined = p->halved,
                   .settled = !write && p->whole && p->ncycles == 1,
@@ -978,29 +1128,14 @@ int coll_twophase(coll_call *c, const coll_plan *p, int rc) {
         t.cyc[s].send_cnt = fh->coll_counts + (int64_t)4 * s * n;
         t.cyc[s].recv_cnt = t.cyc[s].send_cnt + (int64_t)2 * n;
     }
+    t.quick = t.settled && c->plain;
     io_trace_plan(fh->trace, p->naggr, p->my_aggr >= 0 ? p->dom_start[p->my_aggr] : 0,
                   p->my_aggr >= 0 ? p->dom_end[p->my_aggr] : 0, p->cycle_bytes, p->ncycles);
-    if (rc == PARIO_OK)
-        rc = twophase_alloc(&t);
-    if (rc == PARIO_OK) /* the route is taken only when every rank's part was decoded */
-        rc = streams_open(&t, c->pos, c->buf, c->count, c->mt, c->total);
-    if (rc != PARIO_OK && fh->last.code == PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: cannot set up collective buffering",
-                   write ? "write_all" : "read_all", fh->path);
-    t.rc = rc;
-    rc = open_cycles(&t);
-    int quiet = rc == PARIO_OK && t.settled && !t.aborted; /* nothing left to agree on */
-    if (rc == PARIO_OK && !t.aborted)
-        rc = t.settled ? read_settled(&t) : write ? write_cycles(&t) : read_cycles(&t);
-    if (rc != PARIO_OK)
-        pario_fail(&fh->last, rc, "%s %s: exchange failed", write ? "write_all" : "read_all",
-                   fh->path);
-    job_join(&t);
-    if (rc == PARIO_OK)
-        rc = write ? io_file_flushed(fh, t.rc) : t.rc; /* the writes reach the storage */
+    int agree = 1;
+    int rc = t.quick ? read_quick(&t, &agree) : run_cycles(&t, c, &agree);
     streams_close(&t);
     twophase_free(&t);
-    if (!quiet)
+    if (agree)
         return io_agree(fh->comm, rc, &fh->last);
     if (rc != PARIO_OK) /* this rank's alone: reported on every rank at the next sync or close */
         io_hold_failure(fh);

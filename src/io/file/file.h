@@ -106,6 +106,9 @@ struct pario_file {
     int64_t *coll_share;            /* the allgather of ranges (nranks * SHARE_N) */
     int64_t *coll_counts;           /* two-phase cycles' counts per rank: two slots of
                                        (pieces, bytes) sent and received (nranks * 8) */
+    int *coll_aggr;                 /* a two-phase plan's aggregators (nranks at most) */
+    int64_t *coll_domains;          /* and their domains' starts and ends (2 * nranks) */
+    MPI_Request *coll_requests;     /* a two-phase call's messages (nranks * 4) */
     int sieve_writers;              /* some rank may sieve a write (its view has holes and
                                        romio_ds_write allows it): plain writes then lock */
     int plain_views;                /* every rank's view is contiguous in the file and the

@@ -232,6 +232,9 @@ static void file_release(pario_file *fh) {
     free(fh->coll_ranges);
     free(fh->coll_share);
     free(fh->coll_counts);
+    free(fh->coll_aggr);
+    free(fh->coll_domains);
+    free(fh->coll_requests);
 }
 
 static void file_free(pario_file *fh) {
