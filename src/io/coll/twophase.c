@@ -983,7 +983,9 @@ static int post_quick_receives(twophase *t, int nreq, int64_t *traded) {
 }
 
 /* The quick read; *agree: some aggregator failed (every rank knows it
- * alike) or a message did not move, so the ranks agree on the outcome. */
+ * alike), so the ranks agree on the outcome. A message that did not move
+ * fails the rank that saw it, held for the next sync or close as after a
+ * settled read's counts. */
 static int read_quick(twophase *t, int *agree) {
     pario_file *fh = t->fh;
     const coll_plan *p = t->p;
@@ -1000,7 +1002,7 @@ static int read_quick(twophase *t, int *agree) {
         served &= (p->aggr[a] == fh->rank ? out : in[a]) == PARIO_OK;
     if (rc != PARIO_OK)
         pario_fail(&fh->last, rc, "read_all %s: exchange failed", fh->path);
-    *agree = !served || rc != PARIO_OK;
+    *agree = rc == PARIO_OK && !served;
     return rc != PARIO_OK ? rc : t->rc;
 }
 
