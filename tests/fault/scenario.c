@@ -173,8 +173,8 @@ static const scenario scenarios[] = {
       {END, 0, 0}}},
     {"settled",
      "two-phase reads forced on contiguous views over two nodes, each in one cycle "
-     "(romio_cb_read=enable, cb_nodes=2): the aggregators read before the counts move, the "
-     "counts carry the outcome and no agreement follows",
+     "(romio_cb_read=enable, cb_nodes=2), plain calls: quick reads, no counts, each "
+     "aggregator's outcome beside its data",
      256,
      0,
      16 * KB,
