@@ -132,15 +132,20 @@ static cache_slot *own_slots(cache_layer *c) {
 
 /* ---- the size of the file (a word on process 0) ---- */
 
+/* The word read; this process's floor follows it. */
 static int size_fetch(cache_layer *c, int64_t *size) {
     int64_t none = 0;
     if (c->peers) {
         *size = atomic_load(&((cache_head *)c->peers[0])->size);
-        return 1;
+    } else {
+        int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
+        ok = ok &&
+             MPI_Fetch_and_op(&none, size, MPI_INT64_T, 0, 0, MPI_NO_OP, c->win) == MPI_SUCCESS;
+        if (!(MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok))
+            return 0;
     }
-    int ok = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c->win) == MPI_SUCCESS;
-    ok = ok && MPI_Fetch_and_op(&none, size, MPI_INT64_T, 0, 0, MPI_NO_OP, c->win) == MPI_SUCCESS;
-    return MPI_Win_unlock(0, c->win) == MPI_SUCCESS && ok;
+    c->size_floor = *size;
+    return 1;
 }
 
 /* The word set to size (MPI_REPLACE) or raised to it (MPI_MAX); this
@@ -327,8 +332,6 @@ static int cache_pread(io_handle *h, void *buf, int64_t len, int64_t off, int64_
     *done = 0;
     if (!size_reaches(c, off + len) && !size_fetch(c, &size))
         return mpi_failed(err, h->path, "reading the file's size");
-    if (size > c->size_floor)
-        c->size_floor = size;
     if (off >= size)
         return PARIO_OK;
     if (len > size - off)

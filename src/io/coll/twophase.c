@@ -817,6 +817,21 @@ static int prepare_cycle(twophase *t, int64_t k, int slot) {
     return rc;
 }
 
+/* An aggregator of a read of whole ranges in one cycle: each rank's piece of
+ * its window from the ranges (the counts the ranks send, where they do),
+ * then the window read. */
+static void read_whole_window(twophase *t) {
+    cycle *c = &t->cyc[0];
+    int64_t s, e;
+    for (int r = 0; r < t->fh->nranks; r++) {
+        range_piece(t->p, r, t->p->my_aggr, 0, &s, &e);
+        c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
+    }
+    pieces_from_ranges(t, c, 0);
+    runs_of_cycle(t, c, 0);
+    job_start(t, 0);
+}
+
 /* A settled read (whole ranges, one cycle) before its counts move: this
  * rank checks its counts against its range, since aggregators take each
  * piece from the ranges; packed memory gets its buffer; an aggregator reads
@@ -834,15 +849,8 @@ static void settle_read(twophase *t) {
             return;
         }
     }
-    if (p->my_aggr < 0)
-        return;
-    for (int r = 0; r < t->fh->nranks; r++) { /* the counts the ranks are about to send */
-        range_piece(p, r, p->my_aggr, 0, &s, &e);
-        c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
-    }
-    pieces_from_ranges(t, c, 0);
-    runs_of_cycle(t, c, 0);
-    job_start(t, 0);
+    if (p->my_aggr >= 0)
+        read_whole_window(t);
 }
 
 /* Cycle 0's counts, exchanged by every rank whatever its set-up did: a rank
@@ -913,19 +921,11 @@ static char *plain_byte(const twophase *t, int64_t x) {
 /* The aggregator's window: reserved, its piece per rank from the ranges,
  * read. The outcome, as this rank's failure (described in fh->last). */
 static int quick_window(twophase *t) {
-    cycle *c = &t->cyc[0];
-    int64_t s, e;
     if (windows_alloc(t) != PARIO_OK) {
         fail(t, PARIO_ERR_NO_MEM, "out of memory for the aggregator's window");
         return t->rc;
     }
-    for (int r = 0; r < t->fh->nranks; r++) {
-        range_piece(t->p, r, t->p->my_aggr, 0, &s, &e);
-        c->recv_cnt[2 * r + 1] = e > s ? e - s : 0;
-    }
-    pieces_from_ranges(t, c, 0);
-    runs_of_cycle(t, c, 0);
-    job_start(t, 0);
+    read_whole_window(t);
     job_join(t);
     return t->rc;
 }
