@@ -13,17 +13,21 @@
 
 /* A test that counts its process's pread calls defines IOT_COUNT_PREADS
  * before including this header: pread and pread64 are then the test's own,
- * which the library's calls reach first, and count into iot_preads (atomic:
- * pipelined reads call pread from a thread). */
+ * which the library's calls reach first, and count into iot_preads and the
+ * bytes they return into iot_pread_bytes (atomic: pipelined reads call pread
+ * from a thread). */
 #ifdef IOT_COUNT_PREADS
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-static _Atomic long long iot_preads;
+static _Atomic long long iot_preads, iot_pread_bytes;
 
 ssize_t pread(int fd, void *buf, size_t len, off_t off) {
     atomic_fetch_add(&iot_preads, 1);
-    return syscall(SYS_pread64, fd, buf, len, off);
+    ssize_t n = syscall(SYS_pread64, fd, buf, len, off);
+    if (n > 0)
+        atomic_fetch_add(&iot_pread_bytes, n);
+    return n;
 }
 
 ssize_t pread64(int fd, void *buf, size_t len, off_t off) {

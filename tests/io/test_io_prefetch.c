@@ -12,8 +12,11 @@
  * prefetches grow past 1 MiB and are read in parts side by side. Every byte
  * is checked: past the end of the file (the last call is short), and after
  * another handle's writes to bytes already prefetched, made visible by sync,
- * barrier, sync (the prefetch is dropped at the sync). The test counts the
- * pread calls of all ranks (IOT_COUNT_PREADS). */
+ * barrier, sync (the prefetch is dropped at the sync). Streams that end:
+ * each rank reads blocks of 1 MiB apart from each other in 4 KiB calls, and
+ * the prefetch reads at most half again the bytes it serves (it grew to a
+ * quarter of cb_buffer_size and read twice the bytes). The test counts the
+ * pread calls of all ranks and the bytes they read (IOT_COUNT_PREADS). */
 #include <stdlib.h>
 #define IOT_COUNT_PREADS
 #include "io_test.h"
@@ -98,6 +101,37 @@ static void test_changed_after_sync(const char *path, const char *const *hints,
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
 }
 
+/* IOR's segmented layout with BLOCKS blocks per rank: block k of rank r
+ * holds BLOCK_CALLS records and follows block k of rank r - 1. Each rank
+ * reads its blocks in order, independently, through a handle with the
+ * hints; every byte is checked. The bytes read from storage by all ranks
+ * are at most 1.5 times those asked for. */
+enum { BLOCKS = 2, BLOCK_CALLS = 256 };
+static void test_streams_end(const char *path, const char *const *hints) {
+    RECORD = 4096;
+    int64_t block = (int64_t)BLOCK_CALLS * RECORD, size = block * BLOCKS * nranks;
+    unsigned char *want = malloc((size_t)size), in[4096];
+    iot_pattern_file(path, want, (size_t)size, 5);
+    pario_file *fh = iot_open(path, MPI_MODE_RDONLY, hints);
+    long long mine = 0, all = 0;
+    iot_pread_bytes = 0;
+    for (int k = 0; fh && k < BLOCKS; k++)
+        for (int j = 0; j < BLOCK_CALLS; j++) {
+            int64_t at = ((int64_t)k * nranks + rank) * block + j * RECORD;
+            MPI_Count got = -1;
+            PT_EQ(pario_file_read_at(fh, at, in, RECORD, MPI_BYTE, &got), PARIO_OK);
+            PT_EQ(got, RECORD);
+            PT_EQ(memcmp(in, want + at, (size_t)RECORD), 0);
+        }
+    mine = iot_pread_bytes;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    PT_CHECK(all >= size && 2 * all <= 3 * size);
+    pario_error err;
+    if (fh)
+        PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    free(want);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     ptest_init();
@@ -139,5 +173,6 @@ int main(int argc, char **argv) {
     if (nranks > 1)
         PT_CHECK(with > 0 && with < CALLS);
     free(want);
+    test_streams_end(path, on);
     return ptest_finish();
 }

@@ -42,7 +42,8 @@ typedef struct io_prefetch_stream {
     char *buf;
     int64_t cap;
     int64_t start, held;
-    int64_t next; /* where the stream's last read ended (-1: none) */
+    int64_t next;   /* where the stream's last read ended (-1: none) */
+    int64_t origin; /* where its first read started */
     int64_t size; /* its last prefetch's length; grows while reads follow on */
     int64_t used; /* when it last served a read (io_prefetch.clock) */
 } io_prefetch_stream;
