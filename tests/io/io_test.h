@@ -106,6 +106,17 @@ static inline void iot_stripe_targets(const char *prefix, int n, char *out, size
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Collective over MPI_COMM_WORLD: whether every rank's message is rank
+ * 0's (the others add which rank it came from). */
+static inline int iot_same_message_everywhere(const char *msg) {
+    char first[PARIO_ERROR_MSG_MAX];
+    snprintf(first, sizeof first, "%s", msg);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int same = strncmp(msg, first, strlen(first)) == 0, all = 0;
+    MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
+
 /* Collective: path holds `size` bytes of ptest_pattern_byte(offset, salt),
  * written by rank 0; want gets the same bytes on every rank. */
 static inline void iot_pattern_file(const char *path, unsigned char *want, size_t size, int salt) {

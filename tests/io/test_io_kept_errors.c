@@ -76,16 +76,6 @@ static int interleaved(pario_file *fh, int64_t base, int calls, int salt, int bi
     return calls;
 }
 
-/* Every rank's message is rank 0's (others add which rank it came from). */
-static int same_message_everywhere(const char *msg) {
-    char first[PARIO_ERROR_MSG_MAX];
-    snprintf(first, sizeof first, "%s", msg);
-    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int same = strncmp(msg, first, strlen(first)) == 0, all = 0;
-    MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    return all;
-}
-
 static void limit_file_size(int64_t limit, struct rlimit *old) {
     getrlimit(RLIMIT_FSIZE, old);
     struct rlimit r = *old;
@@ -110,7 +100,7 @@ static void test_storage_fails_on_one_rank(void) {
     PT_EQ(rc, PARIO_ERR_NO_SPACE);
     PT_CHECK(strstr(msg, path) != NULL);
     PT_CHECK(strstr(msg, "File too large") != NULL);
-    PT_CHECK(same_message_everywhere(msg));
+    PT_CHECK(iot_same_message_everywhere(msg));
     if (limited)
         setrlimit(RLIMIT_FSIZE, &old);
     PT_CHECK(file_starts_with(path, (int64_t)CALLS_BEFORE * nranks * PART, 1));

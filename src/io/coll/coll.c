@@ -218,7 +218,7 @@ static int run_call(coll_call *c, int check) {
         check = io_file_meet_storage(fh);
     coll_route first = coll_route_first(fh, c->write);
     if (first != COLL_ROUTE_KEPT) { /* kept writes reach the file first (and count for EOF) */
-        int frc = io_coll_kept_flush(fh);
+        int frc = first == COLL_ROUTE_FUNNEL ? io_coll_kept_flush_node(fh) : io_coll_kept_flush(fh);
         if (frc != PARIO_OK)
             return frc;
     }

@@ -26,6 +26,9 @@ int64_t io_coll_cycle_size(const pario_file *fh);
  * every rank's kept bytes; the outcome is agreed. Nothing to do, and no
  * message, when no collective write was kept since the last flush. */
 int io_coll_kept_flush(pario_file *fh);
+/* The same for the writes kept on one node only (the shared window), not
+ * those kept at the funnel: the funnel's own calls keep these. */
+int io_coll_kept_flush_node(pario_file *fh);
 /* Not collective: writes every rank's kept bytes published so far (before
  * this rank's independent accesses, get_size, a seek from the end). */
 int io_coll_kept_write_own(pario_file *fh);
@@ -45,6 +48,20 @@ void io_coll_kept_window_free(struct kept_window *w);
 /* MPI_Finalize has begun (not collective): windows still parked are MPI's
  * to tear down. */
 void io_coll_kept_finalize(void);
+/* Wakes the flusher thread, starting it if need be (kept.c). */
+void io_coll_flusher_poke(void);
+
+/* Collective writes kept at the funnel (funnel_kept.c). Collective, part
+ * of io_coll_kept_flush: the funnel writes its kept run, the outcome (with
+ * a failure recorded since) agreed. */
+int io_coll_funnel_kept_flush(pario_file *fh);
+/* Not collective, part of io_coll_kept_write_own: before this rank's
+ * independent access, get_size or a seek from the end, the funnel writes its
+ * kept run (returning a failure recorded, which stays for the next
+ * collective point); another rank waits until it is written. */
+int io_coll_funnel_kept_meet(pario_file *fh);
+/* With the file: the run (none after close's flush) and its memory. */
+void io_coll_funnel_kept_free(pario_file *fh);
 
 /* Average block size of a file view with holes under which a collective
  * write on one node is every rank's own (sieved) write rather than two-phase:

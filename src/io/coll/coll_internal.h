@@ -120,6 +120,24 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, 
  * the part is written now and the outcome agreed.) */
 int coll_kept_write(coll_call *c, int rc);
 
+/* The funnel's writes (funnel_kept.c). m sorted pieces, one run of adjacent
+ * ones when one_run: kept when the funnel may keep them (appended to its
+ * run when they follow on), written otherwise, after what it keeps. The
+ * outcome, with a failure to write a kept run recorded since (then
+ * reported). */
+typedef struct funnel_kept funnel_kept;
+int coll_funnel_write(pario_file *fh, const coll_piece *p, int64_t m, int one_run);
+/* The funnel writes its kept run; the failure recorded since, taken (the
+ * caller reports it on every rank). */
+int coll_funnel_kept_write(pario_file *fh);
+/* Whether the funnel keeps a run (or a failure to report), and the range
+ * it holds locked: [lo, hi). */
+int coll_funnel_kept_state(pario_file *fh, int64_t *lo, int64_t *hi);
+/* Every rank: what the funnel's answer said. */
+void coll_funnel_kept_heard(pario_file *fh, int kept, int64_t lo, int64_t hi);
+/* The flusher: write a run FUNNEL_KEPT_MS old; when the next is due (ns). */
+int64_t coll_funnel_kept_tick(pario_file *fh, int64_t now, pario_error *err);
+
 /* Run the exchange-and-I/O cycles of call c by plan p. */
 int coll_twophase(coll_call *c, const coll_plan *p);
 

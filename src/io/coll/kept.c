@@ -311,11 +311,15 @@ static int write_all_published(pario_file *fh, kept_window *w, int mine_all) {
 }
 
 int io_coll_kept_write_own(pario_file *fh) {
-    return fh->kept ? write_all_published(fh, fh->kept, 1) : PARIO_OK;
+    int rc = fh->kept ? write_all_published(fh, fh->kept, 1) : PARIO_OK;
+    int frc = io_coll_funnel_kept_meet(fh);
+    return rc != PARIO_OK ? rc : frc;
 }
 
 int io_coll_kept_write_published(pario_file *fh) {
-    return fh->kept ? write_locked(fh, fh->kept, INT64_MAX, 1, &fh->last) : PARIO_OK;
+    int rc = fh->kept ? write_locked(fh, fh->kept, INT64_MAX, 1, &fh->last) : PARIO_OK;
+    int frc = io_coll_funnel_kept_meet(fh);
+    return rc != PARIO_OK ? rc : frc;
 }
 
 /* ---- the flusher ------------------------------------------------------------------------ */
@@ -347,9 +351,13 @@ typedef struct flusher_pass {
     pario_error err;   /* the flusher's own record */
 } flusher_pass;
 
-/* With the registry held: a tick of this file's window, when due. */
+/* With the registry held: a tick of this file's window, when due, and the
+ * funnel's kept run (funnel_kept.c), when old enough. */
 static void flusher_tick(pario_file *fh, void *arg) {
     flusher_pass *p = arg;
+    int64_t due = coll_funnel_kept_tick(fh, p->now, &p->err);
+    if (due < p->next)
+        p->next = due;
     kept_window *w = fh->kept;
     if (!w)
         return;
@@ -406,6 +414,15 @@ static void flusher_start(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void io_coll_flusher_poke(void) {
+    pthread_mutex_lock(&flusher.lock);
+    if (!flusher.started && !flusher.stop)
+        flusher_start(); /* without it, kept bytes wait for the next collective point */
+    flusher.poked = 1;
+    pthread_cond_signal(&flusher.wake);
+    pthread_mutex_unlock(&flusher.lock);
+}
+
 /* The flusher keeps w's delay: this call's hint (set_info may change it).
  * A window new to its file or a changed delay starts the flusher, or makes
  * it look again: it sleeps while no open file has a window. */
@@ -413,12 +430,7 @@ static void flusher_note(kept_window *w, int64_t ms, int new_to_file) {
     if (!new_to_file && atomic_load_explicit(&w->delay_ms, memory_order_relaxed) == ms)
         return;
     atomic_store_explicit(&w->delay_ms, ms, memory_order_relaxed);
-    pthread_mutex_lock(&flusher.lock);
-    if (!flusher.started && !flusher.stop)
-        flusher_start(); /* without it, kept bytes wait for the next collective point */
-    flusher.poked = 1;
-    pthread_cond_signal(&flusher.wake);
-    pthread_mutex_unlock(&flusher.lock);
+    io_coll_flusher_poke();
 }
 
 void io_coll_kept_finalize(void) {
@@ -630,6 +642,12 @@ static int take_failure(pario_file *fh, kept_window *w, int rc) {
 }
 
 int io_coll_kept_flush(pario_file *fh) {
+    int rc = io_coll_kept_flush_node(fh);
+    int frc = io_coll_funnel_kept_flush(fh); /* both, whatever the first's outcome */
+    return rc != PARIO_OK ? rc : frc;
+}
+
+int io_coll_kept_flush_node(pario_file *fh) {
     if (!fh->kept_pending)
         return PARIO_OK;
     fh->kept_pending = 0;

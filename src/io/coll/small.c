@@ -9,7 +9,9 @@
  *
  *   done    every part was small and no two pieces overlap: the funnel
  *           wrote everything itself, one pwritev per run of adjacent pieces,
- *           and the answer carries the outcome. Writes to one file take its
+ *           and the answer carries the outcome (where write calls are round
+ *           trips, the funnel may keep a run instead, to write it with the
+ *           runs of the calls that follow: funnel_kept.c). Writes to one file take its
  *           lock in the kernel in turn anyway, so one writer loses no
  *           parallelism and saves the ranks from contending for it (on a
  *           local file system; where write calls are round trips, pieces
@@ -54,9 +56,10 @@ enum { TAG_HEAD = 0x7a11, TAG_DATA = 0x7a12, TAG_REPLY = 0x7a13 };
 enum { HEAD_RC, HEAD_FIRST, HEAD_END, HEAD_BYTES, HEAD_NPIECES, HEAD_FIXED };
 #define HEAD_MAX (HEAD_FIXED + 2 * COLL_SMALL_PIECES)
 
-/* An answer: the way taken, the funnel's outcome, then for `plan` the
- * (first, end, bytes) range of every rank. */
-enum { REPLY_WAY, REPLY_RC, REPLY_FIXED };
+/* An answer: the way taken, the funnel's outcome, whether it keeps writes
+ * and the range it holds locked meanwhile (funnel_kept.c), then for `plan`
+ * the (first, end, bytes) range of every rank. */
+enum { REPLY_WAY, REPLY_RC, REPLY_KEPT, REPLY_KEPT_LO, REPLY_KEPT_HI, REPLY_FIXED };
 #define REPLY_MAX (REPLY_FIXED + 3 * COLL_SMALL_MAX_RANKS)
 enum { WAY_DONE = 1, WAY_PLAN, WAY_FAILED };
 
@@ -271,12 +274,16 @@ static void settle(small_call *s, const funnel_bufs *b, char **data) {
         small &= h[HEAD_NPIECES] >= 0;
     }
     int64_t *reply = s->reply, m = failed || !small ? -1 : sorted_pieces(b, data, n);
+    int one_run = m > 0 && !apart(b->pieces, m);
     if (!funnel_writes(s->fh, b->pieces, m))
         m = -1;
     reply[REPLY_WAY] = failed ? WAY_FAILED : m >= 0 ? WAY_DONE : WAY_PLAN;
-    reply[REPLY_RC] =
-        m >= 0 ? io_file_flushed(s->fh, coll_pieces_write(s->fh, b->pieces, m, 1, &s->fh->last))
-               : PARIO_OK;
+    if (m >= 0) /* written, or kept */
+        reply[REPLY_RC] = coll_funnel_write(s->fh, b->pieces, m, one_run);
+    else if (!failed) /* planned: what the funnel keeps reaches the file first */
+        reply[REPLY_RC] = coll_funnel_kept_write(s->fh);
+    else
+        reply[REPLY_RC] = PARIO_OK;
     for (int r = 0; reply[REPLY_WAY] == WAY_PLAN && r < n; r++)
         memcpy(reply + REPLY_FIXED + 3 * r, b->heads + (int64_t)r * HEAD_MAX + HEAD_FIRST,
                3 * sizeof(int64_t));
@@ -312,6 +319,8 @@ static int run_funnel(small_call *s) {
         data[fh->rank] = s->data;
         settle(s, &b, data);
     }
+    s->reply[REPLY_KEPT] =
+        coll_funnel_kept_state(fh, &s->reply[REPLY_KEPT_LO], &s->reply[REPLY_KEPT_HI]);
     return rc == PARIO_OK ? answer_parts(s) : rc;
 }
 
@@ -329,6 +338,8 @@ int coll_small_write(coll_call *c, int rc, coll_range *all, int *done) {
             &fh->last);
     }
     *done = s.reply[REPLY_WAY] != WAY_PLAN;
+    coll_funnel_kept_heard(fh, (int)s.reply[REPLY_KEPT], s.reply[REPLY_KEPT_LO],
+                           s.reply[REPLY_KEPT_HI]);
     if (s.reply[REPLY_WAY] == WAY_FAILED)
         return io_agree(fh->comm, (int)s.head[HEAD_RC], &fh->last);
     if (s.reply[REPLY_RC] != PARIO_OK) /* the funnel's write failed: share its message */

@@ -132,6 +132,11 @@ struct pario_file {
     int kept_pending;               /* a collective write was kept on some rank since the
                                       last flush (the same on every rank) */
     int kept_failed;                /* no shared window could be made: keep nothing */
+    struct funnel_kept *funnel_kept; /* the funnel's kept run (rank 0; io/coll/funnel_kept.c) */
+    int funnel_kept_pending;         /* the funnel's last answer: it keeps writes (the same
+                                        on every rank) */
+    int funnel_kept_waited;          /* this rank waited for them since that answer */
+    int64_t funnel_kept_lo, funnel_kept_hi; /* the range the funnel holds locked meanwhile */
     /* Collective calls per route taken (io/coll/route.h), for get_info. */
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
     char *path;       /* the name opened, without a driver prefix */

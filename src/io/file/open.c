@@ -227,6 +227,7 @@ static void file_release(pario_file *fh) {
     io_scratch_free(&fh->scratch);
     io_prefetch_free(&fh->prefetch);
     io_coll_kept_release(fh);
+    io_coll_funnel_kept_free(fh);
     io_parked_give(fh);
     free(fh->cb_ranks);
     free(fh->coll_ranges);

@@ -1,0 +1,249 @@
+/* Collective writes kept at the funnel (write-behind across nodes:
+ * pario_cb_write_behind).
+ *
+ * Where write calls are request-bound (a network file system: every write
+ * is a round trip to a server) a stream of small collective writes whose
+ * parts make one run per call (IOR's strided 4 KiB calls, ior-hard's
+ * 47,008-byte records) costs the funnel (small.c) one write request per
+ * call. Here the funnel keeps such a run in its memory instead, answers
+ * the ranks at once, and appends the next call's run when it follows on,
+ * so that consecutive calls reach the file as one long write. On the
+ * GlusterFS test bed over TCP this took IOR's strided 4 KiB collective
+ * writes from 63-87 to 140-179 MiB/s (docs/benchmarks.md, "Collective
+ * writes kept at the funnel").
+ *
+ * What keeps the guarantees of writing at once:
+ *   - While it keeps a run the funnel holds a byte-range lock on the range
+ *     the run may grow into, taken before it answers the first call of the
+ *     run. Another rank that must see its own kept bytes (its independent
+ *     accesses, get_size, a seek from the end) takes the same range for a
+ *     moment and so waits until they are written. A lock that fails fails
+ *     the call, on every rank.
+ *   - The run is written when the next call's run does not follow on or
+ *     does not fit, at every collective point that must see all written
+ *     bytes (io_coll_kept_flush: sync, close, set_view, ...), before the
+ *     funnel's own independent accesses, at MPI_Finalize for a file never
+ *     closed, and by the flusher thread (kept.c) once it is
+ *     FUNNEL_KEPT_MS old, whatever the program does meanwhile: a rank
+ *     waiting for the lock waits no longer than that, and a program killed
+ *     after its calls returned loses no byte the operating system had
+ *     FUNNEL_KEPT_MS to receive.
+ *   - A failure to write a kept run is write-behind, as for writes kept on
+ *     one node: the funnel records it (naming the file and the cause) and
+ *     reports it in its answer to the next collective write or at the next
+ *     collective point, on every rank alike. Its own independent accesses
+ *     report it there too.
+ * Only the funnel's rank keeps a run; every rank knows from the funnel's
+ * last answer whether it does (fh->funnel_kept_pending, the same on every
+ * rank) and which range it holds locked. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "common/error.h"
+#include "io/coll/coll_internal.h"
+
+/* The oldest a kept run gets before the flusher writes it. */
+#define FUNNEL_KEPT_MS 10
+
+struct funnel_kept {
+    pthread_mutex_t lock; /* the program's thread and the flusher */
+    char *buf;
+    int64_t cap;
+    int64_t off, len; /* the run kept: file bytes [off, off + len) */
+    int locked;       /* the file's bytes [off, off + cap) are locked */
+    int64_t since;    /* ns, monotonic: when the run began to be kept */
+    int rc;           /* the first failure to write a kept run, not yet reported */
+    pario_error err;
+};
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Whether the funnel may keep writes of this file at all. */
+static int may_keep(const pario_file *fh) {
+    return fh->write_call_bytes >= IO_REQUEST_BOUND_WRITE &&
+           fh->hints.cb_write_behind != IO_DISABLE && !fh->atomic && !io_client_caches(&fh->io) &&
+           fh->io.drv->lock && fh->io.drv->unlock;
+}
+
+static funnel_kept *kept_of(pario_file *fh) {
+    if (fh->funnel_kept)
+        return fh->funnel_kept;
+    funnel_kept *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->cap = fh->hints.cb_buffer_size;
+    k->buf = malloc((size_t)k->cap);
+    if (!k->buf || pthread_mutex_init(&k->lock, NULL) != 0) {
+        free(k->buf);
+        free(k);
+        return NULL;
+    }
+    fh->funnel_kept = k;
+    return k;
+}
+
+/* With k->lock held: write the kept run, release its range. A failure is
+ * recorded for the next report (err: where the writer records it) and
+ * returned. */
+static int write_run(pario_file *fh, funnel_kept *k, pario_error *err) {
+    int rc = PARIO_OK;
+    if (k->len > 0) {
+        coll_piece p = {k->off, k->len, 0, k->buf};
+        rc = coll_pieces_write(fh, &p, 1, 1, err);
+        if (rc != PARIO_OK && k->rc == PARIO_OK) {
+            k->rc = rc;
+            k->err = *err;
+        }
+    }
+    if (k->locked) {
+        pario_error ignored;
+        fh->io.drv->unlock(&fh->io, k->off, k->cap, &ignored);
+    }
+    k->len = 0;
+    k->locked = 0;
+    return rc;
+}
+
+/* With k->lock held: the recorded failure into fh->last, taken when
+ * `take` (it is reported now on every rank), left otherwise. */
+static int recorded(pario_file *fh, funnel_kept *k, int take) {
+    int rc = k->rc;
+    if (rc != PARIO_OK)
+        fh->last = k->err;
+    if (take)
+        k->rc = PARIO_OK;
+    return rc;
+}
+
+/* With k->lock held: start keeping a run at off, its range locked. A
+ * lock that fails fails the call, as any storage call does (byte-range
+ * locks are what every rank's own accesses count on here, as sieving
+ * does). */
+static int start_run(pario_file *fh, funnel_kept *k, int64_t off) {
+    int rc = fh->io.drv->lock(&fh->io, off, k->cap, 1, &fh->last);
+    if (rc != PARIO_OK)
+        return rc;
+    k->off = off;
+    k->len = 0;
+    k->locked = 1;
+    k->since = now_ns();
+    io_coll_flusher_poke(); /* it writes the run once FUNNEL_KEPT_MS old */
+    return PARIO_OK;
+}
+
+static int64_t run_bytes(const coll_piece *p, int64_t m) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < m; i++)
+        n += p[i].len;
+    return n;
+}
+
+int coll_funnel_write(pario_file *fh, const coll_piece *p, int64_t m, int one_run) {
+    funnel_kept *k = one_run && m > 0 && may_keep(fh) ? kept_of(fh) : fh->funnel_kept;
+    if (!k)
+        return io_file_flushed(fh, coll_pieces_write(fh, p, m, 1, &fh->last));
+    pthread_mutex_lock(&k->lock);
+    int64_t bytes = run_bytes(p, m);
+    int keepable = one_run && m > 0 && bytes <= k->cap && may_keep(fh);
+    int follows = keepable && k->len > 0 && p[0].off == k->off + k->len && k->len + bytes <= k->cap;
+    if (!follows) /* what is kept reaches the file before anything after it */
+        write_run(fh, k, &fh->last);
+    int rc = keepable && !follows ? start_run(fh, k, p[0].off) : PARIO_OK;
+    if (rc == PARIO_OK && keepable) {
+        for (int64_t i = 0; i < m; i++, k->len += p[i - 1].len)
+            memcpy(k->buf + k->len, p[i].data, (size_t)p[i].len);
+    } else if (rc == PARIO_OK) {
+        rc = io_file_flushed(fh, coll_pieces_write(fh, p, m, 1, &fh->last));
+    }
+    int krc = recorded(fh, k, 1);
+    pthread_mutex_unlock(&k->lock);
+    return krc != PARIO_OK ? krc : rc;
+}
+
+int coll_funnel_kept_write(pario_file *fh) {
+    funnel_kept *k = fh->funnel_kept;
+    if (!k)
+        return PARIO_OK;
+    pthread_mutex_lock(&k->lock);
+    write_run(fh, k, &fh->last);
+    int rc = recorded(fh, k, 1);
+    pthread_mutex_unlock(&k->lock);
+    return rc;
+}
+
+int coll_funnel_kept_state(pario_file *fh, int64_t *lo, int64_t *hi) {
+    funnel_kept *k = fh->funnel_kept;
+    if (!k)
+        return 0;
+    pthread_mutex_lock(&k->lock);
+    int kept = k->len > 0 || k->rc != PARIO_OK;
+    *lo = k->off;
+    *hi = k->locked ? k->off + k->cap : k->off;
+    pthread_mutex_unlock(&k->lock);
+    return kept;
+}
+
+int io_coll_funnel_kept_meet(pario_file *fh) {
+    if (!fh->funnel_kept_pending)
+        return PARIO_OK;
+    funnel_kept *k = fh->funnel_kept;
+    if (k) { /* the funnel: write the run now; a failure is reported here too */
+        pthread_mutex_lock(&k->lock);
+        int rc = write_run(fh, k, &fh->last);
+        pthread_mutex_unlock(&k->lock);
+        return rc;
+    }
+    if (fh->funnel_kept_waited || fh->funnel_kept_hi <= fh->funnel_kept_lo)
+        return PARIO_OK;
+    int64_t lo = fh->funnel_kept_lo, len = fh->funnel_kept_hi - lo;
+    /* exclusive: a shared lock needs a descriptor open for reading */
+    int rc = fh->io.drv->lock(&fh->io, lo, len, 1, &fh->last);
+    if (rc == PARIO_OK)
+        rc = fh->io.drv->unlock(&fh->io, lo, len, &fh->last);
+    fh->funnel_kept_waited = rc == PARIO_OK;
+    return rc;
+}
+
+int io_coll_funnel_kept_flush(pario_file *fh) {
+    if (!fh->funnel_kept_pending)
+        return PARIO_OK;
+    fh->funnel_kept_pending = 0;
+    return io_agree(fh->comm, coll_funnel_kept_write(fh), &fh->last);
+}
+
+void coll_funnel_kept_heard(pario_file *fh, int kept, int64_t lo, int64_t hi) {
+    fh->funnel_kept_pending = kept;
+    fh->funnel_kept_waited = 0;
+    fh->funnel_kept_lo = lo;
+    fh->funnel_kept_hi = hi;
+}
+
+int64_t coll_funnel_kept_tick(pario_file *fh, int64_t now, pario_error *err) {
+    funnel_kept *k = fh->funnel_kept;
+    if (!k)
+        return INT64_MAX;
+    int64_t due = INT64_MAX;
+    pthread_mutex_lock(&k->lock);
+    if (k->len > 0 && now >= k->since + (int64_t)FUNNEL_KEPT_MS * 1000000)
+        write_run(fh, k, err);
+    else if (k->len > 0)
+        due = k->since + (int64_t)FUNNEL_KEPT_MS * 1000000;
+    pthread_mutex_unlock(&k->lock);
+    return due;
+}
+
+void io_coll_funnel_kept_free(pario_file *fh) {
+    funnel_kept *k = fh->funnel_kept;
+    if (!k)
+        return;
+    write_run(fh, k, &fh->last); /* nothing left after close's flush; a failed open's */
+    pthread_mutex_destroy(&k->lock);
+    free(k->buf);
+    free(k);
+    fh->funnel_kept = NULL;
+}
