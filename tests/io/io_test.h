@@ -106,13 +106,17 @@ static inline void iot_stripe_targets(const char *prefix, int n, char *out, size
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Collective over MPI_COMM_WORLD: whether every rank's message is rank
- * 0's (the others add which rank it came from). */
+/* Collective over MPI_COMM_WORLD: whether every rank has the same message,
+ * " (on rank N)" aside (the ranks that did not fail add where it came from). */
 static inline int iot_same_message_everywhere(const char *msg) {
-    char first[PARIO_ERROR_MSG_MAX];
-    snprintf(first, sizeof first, "%s", msg);
+    char mine[PARIO_ERROR_MSG_MAX], first[PARIO_ERROR_MSG_MAX];
+    snprintf(mine, sizeof mine, "%s", msg);
+    char *from = strstr(mine, " (on rank ");
+    if (from)
+        *from = '\0';
+    memcpy(first, mine, sizeof first);
     MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int same = strncmp(msg, first, strlen(first)) == 0, all = 0;
+    int same = strcmp(mine, first) == 0, all = 0;
     MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     return all;
 }

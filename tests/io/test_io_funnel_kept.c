@@ -3,16 +3,21 @@
  * system): at the funnel when ranks are on several nodes
  * (io/coll/funnel_kept.c, PARIO_NODE_SIZE), in the shared window on one
  * (io/coll/kept.c). Small collective calls whose parts make one run per
- * call (IOR's strided pattern). Checked:
+ * call (IOR's strided pattern: the funnel keeps the runs) and whose parts
+ * lie apart, each rank's following on its last (the segmented pattern:
+ * each rank keeps its own). Checked, for both:
  *   - the calls reach the file in far fewer writes than calls (the writes
  *     of all ranks counted), byte for byte after close;
  *   - right after its calls, before any sync, a rank reads its own bytes
  *     back independently while rank 0 waits for a message that rank sends
  *     only after the read (the rank waits for the kept run, not for rank 0);
- *   - get_size on one rank counts every rank's calls;
- *   - an independent write over the rank's own kept bytes lands after them;
- *   - across nodes, where rank 0's writes fail past RLIMIT_FSIZE (EFBIG,
- *     SIGXFSZ ignored; rank 0 writes the kept runs): every rank stops at
+ *   - get_size on one rank counts every rank's calls, rank 0's right after
+ *     them, before the other ranks have written the parts they keep;
+ *   - an independent write over the rank's own kept bytes lands after them,
+ *     and so do strided calls over segmented ones;
+ *   - across nodes, where the writes of the rank that writes the kept runs
+ *     fail past RLIMIT_FSIZE (EFBIG, SIGXFSZ ignored; rank 0 for strided
+ *     calls, the last rank for its own): every rank stops at
  *     the same call or, all calls made, fails at the next sync, with the
  *     same code and message naming the file; the bytes synced before are
  *     intact; nobody hangs. */
@@ -27,7 +32,7 @@
 #include "io_test.h"
 
 enum { PART = 4096, CALLS = 64 };
-/* Rank 0's file size limit in the failure test, past CALLS calls. */
+/* The limited rank's file size limit in the failure test, past CALLS calls. */
 #define LIMIT ((int64_t)4 << 20)
 
 static int rank, nranks;
@@ -53,8 +58,20 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off) {
 
 static const char *const request_bound[] = {"pario_write_call_bytes", "1048576", NULL};
 
+/* IOR's layouts: strided (each call's parts one run, which the funnel
+ * keeps) and segmented (each rank's parts one run of its own, which each
+ * rank keeps). */
+static int segmented;
+
 static int64_t part_at(int64_t base, int call, int r) {
+    if (segmented)
+        return base + ((int64_t)r * CALLS + call) * PART;
     return base + ((int64_t)call * nranks + r) * PART;
+}
+
+/* Bytes of the pattern's calls: every part of every rank. */
+static int64_t span(void) {
+    return (int64_t)CALLS * nranks * PART;
 }
 
 /* Calls [from, to) of the strided pattern from base with salt; stops at the
@@ -99,23 +116,28 @@ static void test_kept_and_read_back(void) {
     mine = writes;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (nranks > 1)
-        PT_CHECK(all <= CALLS / 4);
-    /* The last rank reads its own last part back; rank 0 waits for it. */
+        PT_CHECK(all <= (long long)nranks * CALLS / 8);
+    /* Rank 0 asks the size (no other rank has written its kept parts), then
+     * waits while the last rank reads its own last part back and asks too. */
     int last = nranks - 1;
-    if (rank == last && last > 0) {
+    MPI_Offset size = 0;
+    if (rank == 0 && last > 0) {
+        PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
+        PT_EQ(size, span());
+        MPI_Send(NULL, 0, MPI_BYTE, last, 0, MPI_COMM_WORLD);
+        MPI_Recv(NULL, 0, MPI_BYTE, last, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == last && last > 0) {
         unsigned char in[PART], want[PART];
         int64_t off = part_at(0, CALLS - 1, rank);
         MPI_Count got = 0;
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         ptest_pattern_fill(want, PART, off, 1);
         PT_EQ(pario_file_read_at(fh, off, in, PART, MPI_BYTE, &got), PARIO_OK);
         PT_EQ(got, PART);
         PT_EQ(memcmp(in, want, PART), 0);
-        MPI_Offset size = 0;
         PT_EQ(pario_file_get_size(fh, &size), PARIO_OK);
-        PT_EQ(size, part_at(0, CALLS, 0));
+        PT_EQ(size, span());
         MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-    } else if (rank == 0 && last > 0) {
-        MPI_Recv(NULL, 0, MPI_BYTE, last, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     /* The last rank writes its part of call 0 again, independently. */
     PT_EQ(strided(fh, 0, 0, CALLS, 2), CALLS);
@@ -128,7 +150,7 @@ static void test_kept_and_read_back(void) {
     pario_error err;
     PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
     MPI_Barrier(MPI_COMM_WORLD);
-    PT_CHECK(file_holds(path, part_at(0, CALLS, 0), 2, odd, 3));
+    PT_CHECK(file_holds(path, span(), 2, odd, 3));
 }
 
 static void test_failure_reaches_every_rank(void) {
@@ -139,7 +161,8 @@ static void test_failure_reaches_every_rank(void) {
     PT_EQ(strided(fh, 0, 0, CALLS, 4), CALLS);
     PT_EQ(pario_file_sync(fh), PARIO_OK);
     struct rlimit old, r;
-    if (rank == 0) {
+    int limited = segmented ? nranks - 1 : 0; /* the writer of the kept runs that fail */
+    if (rank == limited) {
         signal(SIGXFSZ, SIG_IGN);
         getrlimit(RLIMIT_FSIZE, &old);
         r = old;
@@ -156,12 +179,30 @@ static void test_failure_reaches_every_rank(void) {
     PT_CHECK(strstr(msg, path) != NULL);
     PT_CHECK(strstr(msg, "File too large") != NULL);
     PT_CHECK(iot_same_message_everywhere(msg));
-    if (rank == 0)
+    if (rank == limited)
         setrlimit(RLIMIT_FSIZE, &old);
     pario_error err;
     pario_file_close(&fh, &err);
     MPI_Barrier(MPI_COMM_WORLD);
-    PT_CHECK(file_holds(path, part_at(0, CALLS, 0), 4, 0, 4));
+    PT_CHECK(file_holds(path, span(), 4, 0, 4));
+}
+
+/* Segmented calls, each rank keeping its own parts, then strided calls over
+ * the same bytes, which the funnel keeps or writes: every rank's own parts
+ * reach the file first, and the strided calls' bytes are what stays. */
+static void test_ways_switch(void) {
+    const char *path = ptest_path("funnel-kept-switch");
+    pario_file *fh = open_fresh(path);
+    if (!fh)
+        return;
+    segmented = 1;
+    PT_EQ(strided(fh, 0, 0, CALLS, 7), CALLS);
+    segmented = 0;
+    PT_EQ(strided(fh, 0, 0, CALLS, 8), CALLS);
+    pario_error err;
+    PT_EQ(pario_file_close(&fh, &err), PARIO_OK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PT_CHECK(file_holds(path, span(), 8, 0, 8));
 }
 
 /* Whether the ranks span several nodes (PARIO_NODE_SIZE cuts the machine). */
@@ -175,8 +216,11 @@ int main(int argc, char **argv) {
     ptest_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    test_kept_and_read_back();
-    if (across_nodes())
-        test_failure_reaches_every_rank();
+    for (segmented = 0; segmented < 2; segmented++) {
+        test_kept_and_read_back();
+        if (across_nodes())
+            test_failure_reaches_every_rank();
+    }
+    test_ways_switch();
     return ptest_finish();
 }

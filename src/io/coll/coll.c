@@ -195,6 +195,12 @@ static int run_by_ranges(coll_call *c, int rc, coll_route first) {
         fh->last = saved;
         c->moved = 0;
     }
+    if (c->write && c->keep_own && route == COLL_ROUTE_INDEPENDENT) {
+        coll_own_keep(c, all); /* kept, or written: a failure waits for the next report */
+        return PARIO_OK;
+    }
+    if (c->write) /* this rank's kept parts reach the file before the call's bytes */
+        coll_own_kept_write(fh);
     if (route == COLL_ROUTE_TWOPHASE)
         return run_planned(c, all, pipelined);
     int arc = io_access(fh, c->write, c->pos, c->buf, c->count, c->type, &c->moved);

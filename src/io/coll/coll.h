@@ -60,6 +60,9 @@ int io_coll_funnel_kept_flush(pario_file *fh);
  * kept run (returning a failure recorded, which stays for the next
  * collective point); another rank waits until it is written. */
 int io_coll_funnel_kept_meet(pario_file *fh);
+/* How far the parts the ranks keep as their own reach in the file (0: none
+ * kept): get_size counts them before they are written. */
+int64_t io_coll_own_kept_end(const pario_file *fh);
 /* With the file: the run (none after close's flush) and its memory. */
 void io_coll_funnel_kept_free(pario_file *fh);
 

@@ -24,6 +24,8 @@ typedef struct coll_call {
     int64_t moved;       /* bytes moved, for the status */
     int plain;           /* every rank's view is linear in the file and its memory one
                             block (agreed in the allgather of ranges) */
+    int keep_own;        /* the funnel's answer: where each rank writes its own part,
+                            it keeps it (funnel_kept.c) */
 } coll_call;
 
 /* The aggregators and the file domain each one owns. */
@@ -127,14 +129,27 @@ int coll_kept_write(coll_call *c, int rc);
  * reported). */
 typedef struct funnel_kept funnel_kept;
 int coll_funnel_write(pario_file *fh, const coll_piece *p, int64_t m, int one_run);
-/* The funnel writes its kept run; the failure recorded since, taken (the
- * caller reports it on every rank). */
-int coll_funnel_kept_write(pario_file *fh);
+/* This rank writes its kept run (only a funnel's when funnel_only); the
+ * failure recorded since, taken (the caller reports it on every rank). */
+int coll_funnel_kept_write(pario_file *fh, int funnel_only);
+/* The funnel: whether ranks writing their own parts should keep them. */
+int coll_own_keep_wanted(const pario_file *fh);
 /* Whether the funnel keeps a run (or a failure to report), and the range
  * it holds locked: [lo, hi). */
 int coll_funnel_kept_state(pario_file *fh, int64_t *lo, int64_t *hi);
 /* Every rank: what the funnel's answer said. */
 void coll_funnel_kept_heard(pario_file *fh, int kept, int64_t lo, int64_t hi);
+/* Each rank's own part, where the funnel planned the call and the ranges
+ * send each rank its own way (c->keep_own): kept in this rank's run when
+ * one extent that follows on it (or starts it), written otherwise. A
+ * failure is recorded, for the next answer or collective point; every rank
+ * notes how far the kept parts reach (all: the call's ranges). */
+void coll_own_keep(coll_call *c, const coll_range *all);
+/* Before this rank's part goes to the funnel: its own run is written unless
+ * the part follows on it; its recorded failure becomes its verdict. */
+int coll_own_kept_before(pario_file *fh, int rc, const coll_range *mine);
+/* This rank's own run, written (a failure recorded). */
+void coll_own_kept_write(pario_file *fh);
 /* The flusher: write a run FUNNEL_KEPT_MS old; when the next is due (ns). */
 int64_t coll_funnel_kept_tick(pario_file *fh, int64_t now, pario_error *err);
 

@@ -59,7 +59,7 @@ enum { HEAD_RC, HEAD_FIRST, HEAD_END, HEAD_BYTES, HEAD_NPIECES, HEAD_FIXED };
 /* An answer: the way taken, the funnel's outcome, whether it keeps writes
  * and the range it holds locked meanwhile (funnel_kept.c), then for `plan`
  * the (first, end, bytes) range of every rank. */
-enum { REPLY_WAY, REPLY_RC, REPLY_KEPT, REPLY_KEPT_LO, REPLY_KEPT_HI, REPLY_FIXED };
+enum { REPLY_WAY, REPLY_RC, REPLY_KEPT, REPLY_KEPT_LO, REPLY_KEPT_HI, REPLY_KEEP_OWN, REPLY_FIXED };
 #define REPLY_MAX (REPLY_FIXED + 3 * COLL_SMALL_MAX_RANKS)
 enum { WAY_DONE = 1, WAY_PLAN, WAY_FAILED };
 
@@ -281,9 +281,11 @@ static void settle(small_call *s, const funnel_bufs *b, char **data) {
     if (m >= 0) /* written, or kept */
         reply[REPLY_RC] = coll_funnel_write(s->fh, b->pieces, m, one_run);
     else if (!failed) /* planned: what the funnel keeps reaches the file first */
-        reply[REPLY_RC] = coll_funnel_kept_write(s->fh);
+        reply[REPLY_RC] = coll_funnel_kept_write(s->fh, 1);
     else
         reply[REPLY_RC] = PARIO_OK;
+    /* planned, the ranks keep their own parts where they go their own ways */
+    reply[REPLY_KEEP_OWN] = reply[REPLY_WAY] == WAY_PLAN && coll_own_keep_wanted(s->fh);
     for (int r = 0; reply[REPLY_WAY] == WAY_PLAN && r < n; r++)
         memcpy(reply + REPLY_FIXED + 3 * r, b->heads + (int64_t)r * HEAD_MAX + HEAD_FIRST,
                3 * sizeof(int64_t));
@@ -329,6 +331,7 @@ static int run_funnel(small_call *s) {
 int coll_small_write(coll_call *c, int rc, coll_range *all, int *done) {
     pario_file *fh = c->fh;
     small_call s = {.fh = fh, .total = c->total};
+    rc = coll_own_kept_before(fh, rc, &c->mine); /* this rank's kept parts come first */
     describe_part(&s, rc, c->pos, c->buf, c->count, c->mt, &c->mine);
     if ((fh->rank == FUNNEL ? run_funnel(&s) : send_part(&s)) != PARIO_OK) {
         *done = 1;
@@ -340,6 +343,7 @@ int coll_small_write(coll_call *c, int rc, coll_range *all, int *done) {
     *done = s.reply[REPLY_WAY] != WAY_PLAN;
     coll_funnel_kept_heard(fh, (int)s.reply[REPLY_KEPT], s.reply[REPLY_KEPT_LO],
                            s.reply[REPLY_KEPT_HI]);
+    c->keep_own = (int)s.reply[REPLY_KEEP_OWN];
     if (s.reply[REPLY_WAY] == WAY_FAILED)
         return io_agree(fh->comm, (int)s.head[HEAD_RC], &fh->last);
     if (s.reply[REPLY_RC] != PARIO_OK) /* the funnel's write failed: share its message */

@@ -137,6 +137,9 @@ struct pario_file {
                                         on every rank) */
     int funnel_kept_waited;          /* this rank waited for them since that answer */
     int64_t funnel_kept_lo, funnel_kept_hi; /* the range the funnel holds locked meanwhile */
+    int own_kept_pending; /* ranks keep their own parts since the last collective point
+                             (the same on every rank) */
+    int64_t own_kept_end; /* how far those parts reach in the file (every rank's) */
     /* Collective calls per route taken (io/coll/route.h), for get_info. */
     int64_t coll_routes[IO_COLL_ROUTES_MAX];
     char *path;       /* the name opened, without a driver prefix */

@@ -41,6 +41,8 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int rc = io_coll_kept_write_published(fh);
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
+    if (rc == PARIO_OK && io_coll_own_kept_end(fh) > s) /* parts other ranks keep */
+        s = io_coll_own_kept_end(fh);
     if (rc == PARIO_OK)
         size_learnt(fh, s);
     *size = s;
@@ -350,6 +352,8 @@ int io_eof_position(pario_file *fh, MPI_Offset *etypes) {
     int rc = io_coll_kept_write_own(fh); /* this rank's kept writes count */
     if (rc == PARIO_OK)
         rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
+    if (rc == PARIO_OK && io_coll_own_kept_end(fh) > size) /* and the other ranks' */
+        size = io_coll_own_kept_end(fh);
     if (rc == PARIO_OK)
         rc = view_pos_of_byte(&fh->view, size, &pos);
     *etypes = (pos + fh->view.etype_size - 1) / fh->view.etype_size;
