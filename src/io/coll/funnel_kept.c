@@ -80,7 +80,8 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Whether the funnel may keep writes of this file at all. */
+/* Whether the funnel may keep writes of this file at all (its runs, or the
+ * ranks their own parts: it decides for them). */
 static int may_keep(const pario_file *fh) {
     return fh->write_call_bytes >= IO_REQUEST_BOUND_WRITE &&
            fh->hints.cb_write_behind != IO_DISABLE && !fh->atomic && !io_client_caches(&fh->io) &&
@@ -132,14 +133,13 @@ static int write_run(pario_file *fh, funnel_kept *k, pario_error *err) {
     return rc;
 }
 
-/* With k->lock held: the recorded failure into fh->last, taken when
- * `take` (it is reported now on every rank), left otherwise. */
-static int recorded(pario_file *fh, funnel_kept *k, int take) {
+/* With k->lock held: the recorded failure, taken into fh->last (it is
+ * reported now on every rank). */
+static int recorded(pario_file *fh, funnel_kept *k) {
     int rc = k->rc;
     if (rc != PARIO_OK)
         fh->last = k->err;
-    if (take)
-        k->rc = PARIO_OK;
+    k->rc = PARIO_OK;
     return rc;
 }
 
@@ -186,7 +186,7 @@ int coll_funnel_write(pario_file *fh, const coll_piece *p, int64_t m, int one_ru
     } else if (rc == PARIO_OK) {
         rc = io_file_flushed(fh, coll_pieces_write(fh, p, m, 1, &fh->last));
     }
-    int krc = recorded(fh, k, 1);
+    int krc = recorded(fh, k);
     pthread_mutex_unlock(&k->lock);
     return krc != PARIO_OK ? krc : rc;
 }
@@ -199,7 +199,7 @@ int coll_funnel_kept_write(pario_file *fh, int funnel_only) {
     int rc = PARIO_OK;
     if (!(funnel_only && k->own)) {
         write_run(fh, k, &fh->last);
-        rc = recorded(fh, k, 1);
+        rc = recorded(fh, k);
     }
     pthread_mutex_unlock(&k->lock);
     return rc;
@@ -276,7 +276,7 @@ int coll_own_kept_before(pario_file *fh, int rc, const coll_range *mine) {
     pthread_mutex_lock(&k->lock);
     if (k->own && k->len > 0 && !(one_extent(mine) && mine->first == k->off + k->len))
         write_run(fh, k, &fh->last);
-    int krc = k->own ? recorded(fh, k, 1) : PARIO_OK; /* the funnel reports its own */
+    int krc = k->own ? recorded(fh, k) : PARIO_OK; /* the funnel reports its own */
     pthread_mutex_unlock(&k->lock);
     return rc != PARIO_OK ? rc : krc;
 }
@@ -302,9 +302,9 @@ void coll_own_keep(coll_call *c, const coll_range *all) {
     c->moved = c->total;
     if (c->total == 0)
         return;
-    funnel_kept *k = may_keep(fh) ? kept_of(fh) : fh->funnel_kept;
+    funnel_kept *k = kept_of(fh); /* the funnel decided (c->keep_own), for every rank */
     int64_t first = c->mine.first;
-    int fits = k && one_extent(&c->mine) && c->total <= k->cap && may_keep(fh);
+    int fits = k && one_extent(&c->mine) && c->total <= k->cap;
     int rc = PARIO_OK;
     if (k)
         pthread_mutex_lock(&k->lock);

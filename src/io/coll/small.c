@@ -57,8 +57,9 @@ enum { HEAD_RC, HEAD_FIRST, HEAD_END, HEAD_BYTES, HEAD_NPIECES, HEAD_FIXED };
 #define HEAD_MAX (HEAD_FIXED + 2 * COLL_SMALL_PIECES)
 
 /* An answer: the way taken, the funnel's outcome, whether it keeps writes
- * and the range it holds locked meanwhile (funnel_kept.c), then for `plan`
- * the (first, end, bytes) range of every rank. */
+ * and the range it holds locked meanwhile, whether ranks going their own
+ * ways keep their parts (funnel_kept.c), then for `plan` the (first, end,
+ * bytes) range of every rank. */
 enum { REPLY_WAY, REPLY_RC, REPLY_KEPT, REPLY_KEPT_LO, REPLY_KEPT_HI, REPLY_KEEP_OWN, REPLY_FIXED };
 #define REPLY_MAX (REPLY_FIXED + 3 * COLL_SMALL_MAX_RANKS)
 enum { WAY_DONE = 1, WAY_PLAN, WAY_FAILED };

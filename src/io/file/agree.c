@@ -57,7 +57,7 @@ int io_agree_vote(MPI_Comm comm, int rc, io_vote *v, pario_error *err) {
 
 void io_hold_failure(pario_file *fh) {
     if (fh->held.code == PARIO_OK)
-        pario_fail(&fh->held, fh->last.code, "an earlier collective read failed: %.440s",
+        pario_fail(&fh->held, fh->last.code, "an earlier collective access failed: %.440s",
                    fh->last.msg);
 }
 
