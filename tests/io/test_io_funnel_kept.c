@@ -6,8 +6,10 @@
  * call (IOR's strided pattern: the funnel keeps the runs) and whose parts
  * lie apart, each rank's following on its last (the segmented pattern:
  * each rank keeps its own). Checked, for both:
- *   - the calls reach the file in far fewer writes than calls (the writes
- *     of all ranks counted), byte for byte after close;
+ *   - the calls reach the file in at most half as many writes as writing
+ *     them would take (one per call, or one per rank and call; the writes
+ *     of all ranks counted; the flusher writes a run 10 ms old, so a slow
+ *     machine makes more), byte for byte after close;
  *   - right after its calls, before any sync, a rank reads its own bytes
  *     back independently while rank 0 waits for a message that rank sends
  *     only after the read (the rank waits for the kept run, not for rank 0);
@@ -116,7 +118,7 @@ static void test_kept_and_read_back(void) {
     mine = writes;
     MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (nranks > 1)
-        PT_CHECK(all <= (long long)nranks * CALLS / 8);
+        PT_CHECK(all <= (long long)(segmented ? nranks : 1) * CALLS / 2);
     /* Rank 0 asks the size (no other rank has written its kept parts), then
      * waits while the last rank reads its own last part back and asks too. */
     int last = nranks - 1;
