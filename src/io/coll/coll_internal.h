@@ -122,6 +122,9 @@ int coll_pieces_write(pario_file *fh, const coll_piece *p, int64_t n, int join, 
  * the part is written now and the outcome agreed.) */
 int coll_kept_write(coll_call *c, int rc);
 
+/* A monotonic clock, ns (kept.c): the flusher's ticks and kept runs' ages. */
+int64_t coll_now_ns(void);
+
 /* The funnel's writes (funnel_kept.c). m sorted pieces, one run of adjacent
  * ones when one_run: kept when the funnel may keep them (appended to its
  * run when they follow on), written otherwise, after what it keeps. The

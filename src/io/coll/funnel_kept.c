@@ -53,7 +53,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "common/error.h"
 #include "io/coll/coll_internal.h"
 #include "io/indep/access.h"
@@ -73,12 +72,6 @@ struct funnel_kept {
     int rc;           /* the first failure to write a kept run, not yet reported */
     pario_error err;
 };
-
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 /* Whether the funnel may keep writes of this file at all (its runs, or the
  * ranks their own parts: it decides for them). */
@@ -156,7 +149,7 @@ static int start_run(pario_file *fh, funnel_kept *k, int64_t off, int own) {
     k->off = off;
     k->len = 0;
     k->locked = !own;
-    k->since = now_ns();
+    k->since = coll_now_ns();
     io_coll_flusher_poke(); /* it writes the run once FUNNEL_KEPT_MS old */
     return PARIO_OK;
 }
@@ -169,12 +162,13 @@ static int64_t run_bytes(const coll_piece *p, int64_t m) {
 }
 
 int coll_funnel_write(pario_file *fh, const coll_piece *p, int64_t m, int one_run) {
-    funnel_kept *k = one_run && m > 0 && may_keep(fh) ? kept_of(fh) : fh->funnel_kept;
+    int wanted = one_run && m > 0 && may_keep(fh);
+    funnel_kept *k = wanted ? kept_of(fh) : fh->funnel_kept;
     if (!k)
         return io_file_flushed(fh, coll_pieces_write(fh, p, m, 1, &fh->last));
     pthread_mutex_lock(&k->lock);
     int64_t bytes = run_bytes(p, m);
-    int keepable = one_run && m > 0 && bytes <= k->cap && may_keep(fh);
+    int keepable = wanted && bytes <= k->cap;
     int follows = keepable && k->len > 0 && !k->own && p[0].off == k->off + k->len &&
                   k->len + bytes <= k->cap;
     if (!follows) /* what is kept reaches the file before anything after it */
@@ -250,7 +244,7 @@ int io_coll_funnel_kept_flush(pario_file *fh) {
 }
 
 int64_t io_coll_own_kept_end(const pario_file *fh) {
-    return fh->own_kept_pending ? fh->own_kept_end : 0;
+    return fh->own_kept_end; /* 0 from the flush that ends the keeping on */
 }
 
 /* ---- each rank's own parts --------------------------------------------------------------- */
@@ -339,12 +333,12 @@ int64_t coll_funnel_kept_tick(pario_file *fh, int64_t now, pario_error *err) {
     funnel_kept *k = fh->funnel_kept;
     if (!k)
         return INT64_MAX;
-    int64_t due = INT64_MAX;
     pthread_mutex_lock(&k->lock);
-    if (k->len > 0 && now >= k->since + (int64_t)FUNNEL_KEPT_MS * 1000000)
+    int64_t due = k->len > 0 ? k->since + (int64_t)FUNNEL_KEPT_MS * 1000000 : INT64_MAX;
+    if (now >= due) {
         write_run(fh, k, err);
-    else if (k->len > 0)
-        due = k->since + (int64_t)FUNNEL_KEPT_MS * 1000000;
+        due = INT64_MAX;
+    }
     pthread_mutex_unlock(&k->lock);
     return due;
 }

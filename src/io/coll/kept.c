@@ -132,7 +132,7 @@ static char *data_of(const kept_window *w, int r) {
     return w->slice[r] + sizeof(slice_head) + KEPT_PIECES * sizeof(kept_piece);
 }
 
-static int64_t now_ns(void) {
+int64_t coll_now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
@@ -383,7 +383,7 @@ static void flusher_sleep(int64_t until) {
     }
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    int64_t at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (until - now_ns());
+    int64_t at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec + (until - coll_now_ns());
     t = (struct timespec){at / 1000000000, at % 1000000000};
     pthread_cond_timedwait(&flusher.wake, &flusher.lock, &t);
 }
@@ -394,7 +394,7 @@ static void *flusher_main(void *arg) {
     while (!flusher.stop) {
         flusher.poked = 0;
         pthread_mutex_unlock(&flusher.lock);
-        flusher_pass p = {now_ns(), INT64_MAX, {0}};
+        flusher_pass p = {coll_now_ns(), INT64_MAX, {0}};
         io_files_each(flusher_tick, &p);
         pthread_mutex_lock(&flusher.lock);
         flusher_sleep(p.next);
@@ -540,7 +540,7 @@ static void make_room(pario_file *fh, kept_window *w, int64_t total) {
         }
         if (atomic_load_explicit(&mine->consumed, memory_order_acquire) >= w->end_of[other])
             break;
-        int64_t now = now_ns();
+        int64_t now = coll_now_ns();
         if (give_up < 0)
             give_up = now + KEPT_WAIT_NS;
         else if (now >= give_up) {

@@ -32,6 +32,15 @@ void io_file_size_forget(pario_file *fh) {
     io_cache_size_forget(&fh->io);
 }
 
+/* The file's size as this rank must report it: what storage holds, or as
+ * far as the parts other ranks keep reach (io/coll/funnel_kept.c). */
+static int size_with_kept(pario_file *fh, int64_t *size) {
+    int rc = fh->io.drv->get_size(&fh->io, size, &fh->last);
+    if (rc == PARIO_OK && io_coll_own_kept_end(fh) > *size)
+        *size = io_coll_own_kept_end(fh);
+    return rc;
+}
+
 int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
     int64_t s = 0;
     /* Not collective (programs call it on one rank), yet every kept write
@@ -40,9 +49,7 @@ int pario_file_get_size(pario_file *fh, MPI_Offset *size) {
      * wrote). */
     int rc = io_coll_kept_write_published(fh);
     if (rc == PARIO_OK)
-        rc = fh->io.drv->get_size(&fh->io, &s, &fh->last);
-    if (rc == PARIO_OK && io_coll_own_kept_end(fh) > s) /* parts other ranks keep */
-        s = io_coll_own_kept_end(fh);
+        rc = size_with_kept(fh, &s);
     if (rc == PARIO_OK)
         size_learnt(fh, s);
     *size = s;
@@ -351,9 +358,7 @@ int io_eof_position(pario_file *fh, MPI_Offset *etypes) {
     int64_t size = 0, pos = 0;
     int rc = io_coll_kept_write_own(fh); /* this rank's kept writes count */
     if (rc == PARIO_OK)
-        rc = fh->io.drv->get_size(&fh->io, &size, &fh->last);
-    if (rc == PARIO_OK && io_coll_own_kept_end(fh) > size) /* and the other ranks' */
-        size = io_coll_own_kept_end(fh);
+        rc = size_with_kept(fh, &size);
     if (rc == PARIO_OK)
         rc = view_pos_of_byte(&fh->view, size, &pos);
     *etypes = (pos + fh->view.etype_size - 1) / fh->view.etype_size;
